@@ -1,0 +1,54 @@
+# The project's entry points. `make up` and `make test` are the two commands
+# of a fresh machine; everything else is what they are made of.
+SHELL := /usr/bin/env bash -o errexit -o pipefail -o nounset
+GO ?= go
+BIN := _output/bin
+# Integration and e2e tests start real servers and guests: give them room.
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all deps generate verify verify-codegen verify-gofmt vet build test test-unit \
+	test-integration test-e2e fuzz up down images bench clean
+
+all: build
+
+## deps: install the Debian packages the project needs (idempotent; root)
+deps:
+	hack/install-deps.sh
+
+## generate: regenerate deepcopy, conversion, defaults, OpenAPI, clients, protobuf
+generate: deps
+	hack/update-codegen.sh
+	hack/update-protobuf.sh
+
+## verify: gofmt, go vet, and generated code up to date
+verify: verify-gofmt vet verify-codegen
+
+verify-gofmt:
+	@out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet: deps
+	$(GO) vet ./...
+
+verify-codegen: deps
+	hack/verify-codegen.sh
+
+## build: every binary into _output/bin
+build: deps
+	mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## test: unit, integration and end-to-end tests
+test: test-unit test-integration test-e2e
+
+test-unit: deps
+	$(GO) test $$($(GO) list ./... | grep -v '/test/')
+
+test-integration: deps
+	$(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
+
+test-e2e: deps
+	$(GO) test -timeout $(TEST_TIMEOUT) ./test/e2e/...
+
+clean:
+	rm -rf _output

@@ -1,0 +1,49 @@
+// Package fuzzer holds the randfill functions that keep fuzzed objects of the
+// virtualization group round-trippable: every object they make is already in
+// its defaulted form, because decoding applies defaults and would otherwise
+// "change" a fuzzed object on its way back.
+package fuzzer
+
+import (
+	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/randfill"
+
+	"kubevirt.dev/virt/apis/virtualization"
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
+// Funcs returns the fuzzer functions of the virtualization group.
+func Funcs(_ runtimeserializer.CodecFactory) []interface{} {
+	return []interface{}{
+		func(vmi *virtualization.VirtualMachineInstance, c randfill.Continue) {
+			c.FillNoCustom(vmi)
+			defaultVMI(vmi)
+		},
+		func(vm *virtualization.VirtualMachine, c randfill.Continue) {
+			c.FillNoCustom(vm)
+			defaultVM(vm)
+		},
+	}
+}
+
+// defaultVMI applies the v1 defaults to an internal VMI by converting it to
+// v1 and back, so the fuzzer can never drift from what defaulting does.
+func defaultVMI(in *virtualization.VirtualMachineInstance) {
+	out := &virtv1.VirtualMachineInstance{}
+	must(virtv1.Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(in, out, nil))
+	virtv1.SetObjectDefaults_VirtualMachineInstance(out)
+	must(virtv1.Convert_v1_VirtualMachineInstance_To_virtualization_VirtualMachineInstance(out, in, nil))
+}
+
+func defaultVM(in *virtualization.VirtualMachine) {
+	out := &virtv1.VirtualMachine{}
+	must(virtv1.Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, nil))
+	virtv1.SetObjectDefaults_VirtualMachine(out)
+	must(virtv1.Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(out, in, nil))
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

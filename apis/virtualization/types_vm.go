@@ -1,0 +1,133 @@
+package virtualization
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VirtualMachine keeps a VirtualMachineInstance from its template alive, or
+// stopped, according to its run strategy. It outlives its instances: stopping
+// a VM deletes its VMI; starting it creates a new one.
+type VirtualMachine struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	// Spec is the desired state of the VM.
+	Spec VirtualMachineSpec
+	// Status is the observed state of the VM. Written only through /status.
+	Status VirtualMachineStatus
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VirtualMachineList is a list of VirtualMachines.
+type VirtualMachineList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	Items []VirtualMachine
+}
+
+// VirtualMachineRunStrategy is when a VM's instance should run.
+// +enum
+type VirtualMachineRunStrategy string
+
+const (
+	// RunStrategyAlways keeps an instance running: it is recreated after any stop.
+	RunStrategyAlways VirtualMachineRunStrategy = "Always"
+	// RunStrategyRerunOnFailure recreates the instance only after it failed;
+	// a guest that shuts down by itself stays stopped.
+	RunStrategyRerunOnFailure VirtualMachineRunStrategy = "RerunOnFailure"
+	// RunStrategyManual leaves starting and stopping to the user.
+	RunStrategyManual VirtualMachineRunStrategy = "Manual"
+	// RunStrategyHalted keeps no instance.
+	RunStrategyHalted VirtualMachineRunStrategy = "Halted"
+)
+
+// VirtualMachineSpec is the desired state of a VM.
+type VirtualMachineSpec struct {
+	// Running is the deprecated boolean form of runStrategy: true is Always,
+	// false is Halted. Set at most one of running and runStrategy.
+	Running *bool
+	// RunStrategy is when the VM's instance should run: Always,
+	// RerunOnFailure, Manual or Halted.
+	RunStrategy *VirtualMachineRunStrategy
+	// Template is the instance the VM creates.
+	Template *VirtualMachineInstanceTemplateSpec
+}
+
+// VirtualMachineInstanceTemplateSpec is the template of a VM's instances.
+type VirtualMachineInstanceTemplateSpec struct {
+	// Metadata copied to each instance (labels and annotations).
+	ObjectMeta metav1.ObjectMeta
+	// Spec of each instance.
+	Spec VirtualMachineInstanceSpec
+}
+
+// VirtualMachinePrintableStatus is a one-word summary of a VM for people.
+type VirtualMachinePrintableStatus string
+
+const (
+	VirtualMachineStatusStopped          VirtualMachinePrintableStatus = "Stopped"
+	VirtualMachineStatusProvisioning     VirtualMachinePrintableStatus = "Provisioning"
+	VirtualMachineStatusStarting         VirtualMachinePrintableStatus = "Starting"
+	VirtualMachineStatusRunning          VirtualMachinePrintableStatus = "Running"
+	VirtualMachineStatusPaused           VirtualMachinePrintableStatus = "Paused"
+	VirtualMachineStatusStopping         VirtualMachinePrintableStatus = "Stopping"
+	VirtualMachineStatusTerminating      VirtualMachinePrintableStatus = "Terminating"
+	VirtualMachineStatusCrashLoopBackOff VirtualMachinePrintableStatus = "CrashLoopBackOff"
+	VirtualMachineStatusUnschedulable    VirtualMachinePrintableStatus = "ErrorUnschedulable"
+	VirtualMachineStatusErrImagePull     VirtualMachinePrintableStatus = "ErrImagePull"
+	VirtualMachineStatusImagePullBackOff VirtualMachinePrintableStatus = "ImagePullBackOff"
+	VirtualMachineStatusPvcNotFound      VirtualMachinePrintableStatus = "ErrorPvcNotFound"
+	VirtualMachineStatusUnknown          VirtualMachinePrintableStatus = "Unknown"
+)
+
+// VirtualMachineStatus is the observed state of a VM.
+type VirtualMachineStatus struct {
+	// PrintableStatus summarises the VM in one word, for people.
+	PrintableStatus VirtualMachinePrintableStatus
+	// Created is true while an instance of the VM exists.
+	Created bool
+	// Ready is true while the instance of the VM is Ready.
+	Ready bool
+	// Conditions are observations of the VM.
+	Conditions []VirtualMachineCondition
+	// StartFailure tracks consecutive failed starts for the crash-loop back-off.
+	StartFailure *VirtualMachineStartFailure
+	// ObservedGeneration is the generation of the spec last acted on.
+	ObservedGeneration int64
+}
+
+// VirtualMachineConditionType names an observation of a VM.
+type VirtualMachineConditionType string
+
+const (
+	// VirtualMachineReady mirrors the Ready condition of the instance.
+	VirtualMachineReady VirtualMachineConditionType = "Ready"
+	// VirtualMachineFailure is True when the controller could not act on the VM.
+	VirtualMachineFailure VirtualMachineConditionType = "Failure"
+)
+
+// VirtualMachineCondition is one observation of a VM.
+type VirtualMachineCondition struct {
+	Type               VirtualMachineConditionType
+	Status             corev1.ConditionStatus
+	LastProbeTime      metav1.Time
+	LastTransitionTime metav1.Time
+	Reason             string
+	Message            string
+}
+
+// VirtualMachineStartFailure counts instances that failed soon after start.
+type VirtualMachineStartFailure struct {
+	// ConsecutiveFailCount is the number of failures in a row.
+	ConsecutiveFailCount int32
+	// LastFailedVMIUID is the instance that failed last.
+	LastFailedVMIUID types.UID
+	// RetryAfterTimestamp is when the next instance may be created.
+	RetryAfterTimestamp *metav1.Time
+}

@@ -1,0 +1,37 @@
+package v1
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Field selectors a client may use on the list and watch of each kind. The
+// node daemon watches with status.nodeName, which is why it is indexed.
+var (
+	virtualMachineInstanceSelectableFields = []string{"metadata.name", "metadata.namespace", "status.nodeName", "status.phase"}
+	virtualMachineSelectableFields         = []string{"metadata.name", "metadata.namespace", "status.printableStatus"}
+)
+
+// addFieldLabelConversionFuncs tells the scheme which field selectors exist.
+// Without it the server refuses every selector but metadata.name and
+// metadata.namespace, whatever the storage strategy offers.
+func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
+	if err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("VirtualMachineInstance"),
+		identityFieldLabelConversion(virtualMachineInstanceSelectableFields)); err != nil {
+		return err
+	}
+	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("VirtualMachine"),
+		identityFieldLabelConversion(virtualMachineSelectableFields))
+}
+
+func identityFieldLabelConversion(fields []string) runtime.FieldLabelConversionFunc {
+	return func(label, value string) (string, string, error) {
+		for _, f := range fields {
+			if label == f {
+				return label, value, nil
+			}
+		}
+		return "", "", fmt.Errorf("field label not supported: %s (supported: %v)", label, fields)
+	}
+}

@@ -1,0 +1,13 @@
+// Package v1 holds the wire types of virtualization.kubevirt.io/v1, their
+// defaults and field-label conversions. JSON names and meanings follow
+// KubeVirt's kubevirt.io/v1 so a KubeVirt manifest moves over by changing its
+// apiVersion. Clients import this package; only the apiserver imports the
+// internal package beside it.
+//
+// +k8s:deepcopy-gen=package
+// +k8s:conversion-gen=kubevirt.dev/virt/apis/virtualization
+// +k8s:defaulter-gen=TypeMeta
+// +k8s:openapi-gen=true
+// +k8s:openapi-model-package=io.kubevirt.virtualization.v1
+// +groupName=virtualization.kubevirt.io
+package v1

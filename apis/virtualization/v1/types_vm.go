@@ -1,0 +1,158 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VirtualMachine keeps a VirtualMachineInstance from its template alive, or
+// stopped, according to its run strategy. It outlives its instances: stopping
+// a VM deletes its VMI; starting it creates a new one.
+type VirtualMachine struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+
+	// Spec is the desired state of the VM.
+	Spec VirtualMachineSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
+	// Status is the observed state of the VM. Written only through /status.
+	// +optional
+	Status VirtualMachineStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VirtualMachineList is a list of VirtualMachines.
+type VirtualMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+
+	Items []VirtualMachine `json:"items" protobuf:"bytes,2,rep,name=items"`
+}
+
+// VirtualMachineRunStrategy is when a VM's instance should run.
+// +enum
+type VirtualMachineRunStrategy string
+
+const (
+	// RunStrategyAlways keeps an instance running: it is recreated after any stop.
+	RunStrategyAlways VirtualMachineRunStrategy = "Always"
+	// RunStrategyRerunOnFailure recreates the instance only after it failed;
+	// a guest that shuts down by itself stays stopped.
+	RunStrategyRerunOnFailure VirtualMachineRunStrategy = "RerunOnFailure"
+	// RunStrategyManual leaves starting and stopping to the user.
+	RunStrategyManual VirtualMachineRunStrategy = "Manual"
+	// RunStrategyHalted keeps no instance.
+	RunStrategyHalted VirtualMachineRunStrategy = "Halted"
+)
+
+// VirtualMachineSpec is the desired state of a VM.
+type VirtualMachineSpec struct {
+	// Running is the deprecated boolean form of runStrategy: true is Always,
+	// false is Halted. Set at most one of running and runStrategy.
+	// +optional
+	Running *bool `json:"running,omitempty" protobuf:"varint,1,opt,name=running"`
+	// RunStrategy is when the VM's instance should run: Always,
+	// RerunOnFailure, Manual or Halted.
+	// +optional
+	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,2,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
+	// Template is the instance the VM creates.
+	Template *VirtualMachineInstanceTemplateSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
+}
+
+// VirtualMachineInstanceTemplateSpec is the template of a VM's instances.
+type VirtualMachineInstanceTemplateSpec struct {
+	// Metadata copied to each instance (labels and annotations).
+	// +optional
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	// Spec of each instance.
+	// +optional
+	Spec VirtualMachineInstanceSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
+}
+
+// VirtualMachinePrintableStatus is a one-word summary of a VM for people.
+type VirtualMachinePrintableStatus string
+
+const (
+	VirtualMachineStatusStopped          VirtualMachinePrintableStatus = "Stopped"
+	VirtualMachineStatusProvisioning     VirtualMachinePrintableStatus = "Provisioning"
+	VirtualMachineStatusStarting         VirtualMachinePrintableStatus = "Starting"
+	VirtualMachineStatusRunning          VirtualMachinePrintableStatus = "Running"
+	VirtualMachineStatusPaused           VirtualMachinePrintableStatus = "Paused"
+	VirtualMachineStatusStopping         VirtualMachinePrintableStatus = "Stopping"
+	VirtualMachineStatusTerminating      VirtualMachinePrintableStatus = "Terminating"
+	VirtualMachineStatusCrashLoopBackOff VirtualMachinePrintableStatus = "CrashLoopBackOff"
+	VirtualMachineStatusUnschedulable    VirtualMachinePrintableStatus = "ErrorUnschedulable"
+	VirtualMachineStatusErrImagePull     VirtualMachinePrintableStatus = "ErrImagePull"
+	VirtualMachineStatusImagePullBackOff VirtualMachinePrintableStatus = "ImagePullBackOff"
+	VirtualMachineStatusPvcNotFound      VirtualMachinePrintableStatus = "ErrorPvcNotFound"
+	VirtualMachineStatusUnknown          VirtualMachinePrintableStatus = "Unknown"
+)
+
+// VirtualMachineStatus is the observed state of a VM.
+type VirtualMachineStatus struct {
+	// PrintableStatus summarises the VM in one word, for people.
+	// +optional
+	PrintableStatus VirtualMachinePrintableStatus `json:"printableStatus,omitempty" protobuf:"bytes,1,opt,name=printableStatus,casttype=VirtualMachinePrintableStatus"`
+	// Created is true while an instance of the VM exists.
+	// +optional
+	Created bool `json:"created,omitempty" protobuf:"varint,2,opt,name=created"`
+	// Ready is true while the instance of the VM is Ready.
+	// +optional
+	Ready bool `json:"ready,omitempty" protobuf:"varint,3,opt,name=ready"`
+	// Conditions are observations of the VM.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []VirtualMachineCondition `json:"conditions,omitempty" protobuf:"bytes,4,rep,name=conditions"`
+	// StartFailure tracks consecutive failed starts for the crash-loop back-off.
+	// +optional
+	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty" protobuf:"bytes,5,opt,name=startFailure"`
+	// ObservedGeneration is the generation of the spec last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,6,opt,name=observedGeneration"`
+}
+
+// VirtualMachineConditionType names an observation of a VM.
+type VirtualMachineConditionType string
+
+const (
+	// VirtualMachineReady mirrors the Ready condition of the instance.
+	VirtualMachineReady VirtualMachineConditionType = "Ready"
+	// VirtualMachineFailure is True when the controller could not act on the VM.
+	VirtualMachineFailure VirtualMachineConditionType = "Failure"
+)
+
+// VirtualMachineCondition is one observation of a VM.
+type VirtualMachineCondition struct {
+	Type   VirtualMachineConditionType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=VirtualMachineConditionType"`
+	Status corev1.ConditionStatus      `json:"status" protobuf:"bytes,2,opt,name=status,casttype=k8s.io/api/core/v1.ConditionStatus"`
+	// +optional
+	// +nullable
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty" protobuf:"bytes,3,opt,name=lastProbeTime"`
+	// +optional
+	// +nullable
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty" protobuf:"bytes,4,opt,name=lastTransitionTime"`
+	// +optional
+	Reason string `json:"reason,omitempty" protobuf:"bytes,5,opt,name=reason"`
+	// +optional
+	Message string `json:"message,omitempty" protobuf:"bytes,6,opt,name=message"`
+}
+
+// VirtualMachineStartFailure counts instances that failed soon after start.
+type VirtualMachineStartFailure struct {
+	// ConsecutiveFailCount is the number of failures in a row.
+	// +optional
+	ConsecutiveFailCount int32 `json:"consecutiveFailCount,omitempty" protobuf:"varint,1,opt,name=consecutiveFailCount"`
+	// LastFailedVMIUID is the instance that failed last.
+	// +optional
+	LastFailedVMIUID types.UID `json:"lastFailedVMIUID,omitempty" protobuf:"bytes,2,opt,name=lastFailedVMIUID,casttype=k8s.io/apimachinery/pkg/types.UID"`
+	// RetryAfterTimestamp is when the next instance may be created.
+	// +optional
+	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty" protobuf:"bytes,3,opt,name=retryAfterTimestamp"`
+}
