@@ -1,0 +1,106 @@
+package layout
+
+import "path/filepath"
+
+// Volumes of the launcher pod and where the launcher container mounts them.
+const (
+	// PrivateVolume is an emptyDir holding the launcher's socket, the
+	// embedded libvirt's state and the serial log. The node daemon reaches
+	// the socket through this volume's directory on the host.
+	PrivateVolume = "virt-private"
+	// PrivateDir is where PrivateVolume is mounted in the launcher container.
+	PrivateDir = "/var/run/virt"
+
+	// DisksVolume is an emptyDir holding the disk files the launcher
+	// prepares: copies of container disks, empty disks, cloud-init ISOs.
+	DisksVolume = "virt-disks"
+	// DisksDir is where DisksVolume is mounted in every container of the pod.
+	DisksDir = "/var/run/virt-disks"
+
+	// KernelBootVolume is an emptyDir the kernel and initrd of
+	// spec.domain.firmware.kernelBoot are copied into.
+	KernelBootVolume = "virt-kernel-boot"
+	// KernelBootDir is where KernelBootVolume is mounted.
+	KernelBootDir = "/var/run/virt-kernel-boot"
+
+	// ToolsVolume is an emptyDir the launcher image's static copy tool is
+	// placed in, so that init containers running container-disk images
+	// (which contain nothing but the disk) can copy their files out.
+	ToolsVolume = "virt-tools"
+	// ToolsDir is where ToolsVolume is mounted.
+	ToolsDir = "/var/run/virt-tools"
+
+	// PVCDirRoot is the parent of the mount points of persistentVolumeClaim
+	// volumes: the claim of volume V is mounted at PVCDirRoot/V and its disk
+	// image is the file disk.img inside (KubeVirt's filesystem-PVC convention).
+	PVCDirRoot = "/var/run/virt-pvcs"
+)
+
+// Files under PrivateDir.
+const (
+	// SocketDirName is the directory of the launcher's unix socket.
+	SocketDirName = "sockets"
+	// LauncherSocketName is the gRPC socket of launcher/api/v1, mode 0600.
+	LauncherSocketName = "launcher.sock"
+	// ReadyFileName exists once the launcher serves its socket; the launcher
+	// container's readiness probe checks for it.
+	ReadyFileName = "launcher.ready"
+	// LibvirtDirName is the root of the embedded libvirt (qemu:///embed).
+	LibvirtDirName = "libvirt"
+	// SerialLogName is the guest's serial console output, appended to.
+	SerialLogName = "serial0.log"
+	// SerialSocketName is the guest's serial console as a unix socket.
+	SerialSocketName = "serial0.sock"
+)
+
+// Names inside DisksDir and KernelBootDir.
+const (
+	// DiskImageName is the disk file of a volume, in DisksDir/<volume>/.
+	DiskImageName = "disk.img"
+	// NoCloudISOName is the cloud-init NoCloud ISO of a volume.
+	NoCloudISOName = "nocloud.iso"
+	// KernelName and InitrdName are the files of KernelBootDir.
+	KernelName = "kernel"
+	InitrdName = "initrd"
+	// CopyToolName is the static copy tool in ToolsDir.
+	CopyToolName = "virt-imagecopy"
+)
+
+// LauncherSocket is the launcher's socket path below a PrivateVolume directory
+// (PrivateDir inside the pod; the emptyDir's host directory on the node).
+func LauncherSocket(privateDir string) string {
+	return filepath.Join(privateDir, SocketDirName, LauncherSocketName)
+}
+
+// ReadyFile is the readiness marker below a PrivateVolume directory.
+func ReadyFile(privateDir string) string {
+	return filepath.Join(privateDir, ReadyFileName)
+}
+
+// SerialLog is the serial log below a PrivateVolume directory.
+func SerialLog(privateDir string) string {
+	return filepath.Join(privateDir, SerialLogName)
+}
+
+// VolumeDir is the directory of a volume's files inside the pod.
+func VolumeDir(volume string) string {
+	return filepath.Join(DisksDir, volume)
+}
+
+// ContainerDiskImage is where the copy of a container disk lives in the pod.
+func ContainerDiskImage(volume string) string {
+	return filepath.Join(DisksDir, volume, DiskImageName)
+}
+
+// PVCDiskImage is the disk image of a persistentVolumeClaim volume.
+func PVCDiskImage(volume string) string {
+	return filepath.Join(PVCDirRoot, volume, DiskImageName)
+}
+
+// HostPrivateDir is the host directory of a pod's PrivateVolume, below the
+// kubelet's root directory (usually /var/lib/kubelet). Its socket path is
+// longer than a unix socket address may be (108 bytes): dial it through an
+// open directory descriptor (/proc/self/fd/N/...), not by its full path.
+func HostPrivateDir(kubeletRoot, podUID string) string {
+	return filepath.Join(kubeletRoot, "pods", podUID, "volumes", "kubernetes.io~empty-dir", PrivateVolume)
+}
