@@ -1,0 +1,55 @@
+package v1
+
+// Labels, annotations and finalizers the platform's components agree on.
+const (
+	// CreatedByLabel on a launcher pod holds the UID of its VMI.
+	CreatedByLabel = "virtualization.kubevirt.io/created-by"
+	// VMINameLabel on a launcher pod holds the name of its VMI.
+	VMINameLabel = "virtualization.kubevirt.io/vmi-name"
+	// ComponentLabel names the platform component a pod belongs to.
+	ComponentLabel = "virtualization.kubevirt.io/component"
+	// LauncherComponent is the ComponentLabel value of launcher pods.
+	LauncherComponent = "virt-launcher"
+	// VMNameLabel on a VMI holds the name of the VM that created it.
+	VMNameLabel = "virtualization.kubevirt.io/vm-name"
+
+	// SchedulableNodeLabel is set to "true" by virt-handler on nodes it runs
+	// on; launcher pods are scheduled only to such nodes.
+	SchedulableNodeLabel = "virtualization.kubevirt.io/schedulable"
+	// HeartbeatAnnotation on a Node is the RFC 3339 time virt-handler last
+	// reported itself alive; virt-controller fails the VMIs of nodes whose
+	// heartbeat is stale.
+	HeartbeatAnnotation = "virtualization.kubevirt.io/heartbeat"
+
+	// LauncherPodFinalizer keeps a VMI until its launcher pods are gone.
+	// virt-apiserver adds it on create; virt-controller removes it.
+	LauncherPodFinalizer = "virtualization.kubevirt.io/launcher-pod"
+	// GuestShutdownFinalizer keeps a VMI until its guest is shut down.
+	// virt-apiserver adds it on create; the virt-handler of status.nodeName
+	// removes it once the domain is gone, or virt-controller does when the
+	// VMI never reached a node or its node is unresponsive.
+	GuestShutdownFinalizer = "virtualization.kubevirt.io/guest-shutdown"
+)
+
+// Reasons of a VMI's status.reason and conditions.
+const (
+	// ReasonPodFailed: the launcher pod failed before the hand-off.
+	ReasonPodFailed = "PodFailed"
+	// ReasonPodDeleted: the launcher pod disappeared before the hand-off.
+	ReasonPodDeleted = "PodDeleted"
+	// ReasonUnschedulable: the scheduler found no node for the launcher pod.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonNodeUnresponsive: the node's virt-handler stopped heartbeating.
+	ReasonNodeUnresponsive = "NodeUnresponsive"
+	// ReasonGuestShutdown: the guest powered off (ACPI or by itself).
+	ReasonGuestShutdown = "GuestShutdown"
+	// ReasonGuestCrashed: qemu or the guest crashed.
+	ReasonGuestCrashed = "GuestCrashed"
+	// ReasonLauncherGone: the launcher stopped answering or exited while the
+	// guest should have been running.
+	ReasonLauncherGone = "LauncherGone"
+	// ReasonSyncFailed: the launcher could not define or start the domain.
+	ReasonSyncFailed = "SyncFailed"
+	// ReasonSoftwareEmulation: SoftwareEmulation condition reason.
+	ReasonSoftwareEmulation = "NoHardwareVirtualization"
+)
