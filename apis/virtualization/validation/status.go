@@ -1,0 +1,111 @@
+package validation
+
+import (
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// phaseTransitions lists the phases a VMI may move to from each phase. A
+// phase may always stay what it is. Succeeded and Failed are final: a guest
+// that ended is never running again; a VM creates a new VMI instead.
+var phaseTransitions = map[virtualization.VirtualMachineInstancePhase]sets.Set[virtualization.VirtualMachineInstancePhase]{
+	virtualization.PhaseUnset: sets.New(virtualization.Pending, virtualization.Scheduling, virtualization.Failed),
+	virtualization.Pending:    sets.New(virtualization.Scheduling, virtualization.Failed, virtualization.Succeeded),
+	virtualization.Scheduling: sets.New(virtualization.Scheduled, virtualization.Failed, virtualization.Succeeded),
+	virtualization.Scheduled:  sets.New(virtualization.Running, virtualization.Failed, virtualization.Succeeded, virtualization.Unknown),
+	virtualization.Running:    sets.New(virtualization.Succeeded, virtualization.Failed, virtualization.Unknown),
+	virtualization.Unknown:    sets.New(virtualization.Running, virtualization.Succeeded, virtualization.Failed),
+	virtualization.Succeeded:  sets.New[virtualization.VirtualMachineInstancePhase](),
+	virtualization.Failed:     sets.New[virtualization.VirtualMachineInstancePhase](),
+}
+
+// phasesOnANode are the phases in which a guest has a node.
+var phasesOnANode = sets.New(virtualization.Scheduled, virtualization.Running, virtualization.Unknown)
+
+// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's
+// status: phases move only forward, and the node a VMI was handed to never
+// changes.
+func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	statusPath := field.NewPath("status")
+	s, o := &vmi.Status, &old.Status
+
+	if s.Phase != o.Phase {
+		allowed, known := phaseTransitions[o.Phase]
+		if _, valid := phaseTransitions[s.Phase]; !valid {
+			allErrs = append(allErrs, field.NotSupported(statusPath.Child("phase"), s.Phase, phaseNames()))
+		} else if known && !allowed.Has(s.Phase) {
+			allErrs = append(allErrs, field.Invalid(statusPath.Child("phase"), s.Phase,
+				fmt.Sprintf("a VMI cannot go from %s to %s", phaseName(o.Phase), s.Phase)))
+		}
+	}
+	if o.NodeName != "" && s.NodeName != o.NodeName {
+		allErrs = append(allErrs, field.Invalid(statusPath.Child("nodeName"), s.NodeName,
+			fmt.Sprintf("the VMI was handed to node %q and cannot move to another node", o.NodeName)))
+	}
+	if s.NodeName == "" && phasesOnANode.Has(s.Phase) {
+		allErrs = append(allErrs, field.Required(statusPath.Child("nodeName"), fmt.Sprintf("a %s VMI has a node", s.Phase)))
+	}
+	if s.NodeName != "" {
+		allErrs = append(allErrs, validateDNSSubdomain(s.NodeName, statusPath.Child("nodeName"))...)
+	}
+	allErrs = append(allErrs, validateConditions(s.Conditions, statusPath.Child("conditions"))...)
+	for i, iface := range s.Interfaces {
+		p := statusPath.Child("interfaces").Index(i)
+		if iface.IPAddress != "" {
+			if _, err := netip.ParseAddr(iface.IPAddress); err != nil {
+				allErrs = append(allErrs, field.Invalid(p.Child("ipAddress"), iface.IPAddress, "must be an IP address"))
+			}
+		}
+		for j, ip := range iface.IPAddresses {
+			if _, err := netip.ParseAddr(ip); err != nil {
+				allErrs = append(allErrs, field.Invalid(p.Child("ipAddresses").Index(j), ip, "must be an IP address"))
+			}
+		}
+	}
+	return allErrs
+}
+
+func validateConditions(conditions []virtualization.VirtualMachineInstanceCondition, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	types := sets.New[virtualization.VirtualMachineInstanceConditionType]()
+	for i, c := range conditions {
+		p := fldPath.Index(i)
+		if c.Type == "" {
+			allErrs = append(allErrs, field.Required(p.Child("type"), "a condition has a type"))
+		}
+		if types.Has(c.Type) {
+			allErrs = append(allErrs, field.Duplicate(p.Child("type"), c.Type))
+		}
+		types.Insert(c.Type)
+		allErrs = append(allErrs, validateConditionStatus(c.Status, p.Child("status"))...)
+	}
+	return allErrs
+}
+
+func validateConditionStatus(s corev1.ConditionStatus, fldPath *field.Path) field.ErrorList {
+	switch s {
+	case corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(fldPath, s, []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown})}
+}
+
+func phaseName(p virtualization.VirtualMachineInstancePhase) string {
+	if p == virtualization.PhaseUnset {
+		return "no phase"
+	}
+	return string(p)
+}
+
+func phaseNames() []virtualization.VirtualMachineInstancePhase {
+	return []virtualization.VirtualMachineInstancePhase{virtualization.Pending, virtualization.Scheduling, virtualization.Scheduled,
+		virtualization.Running, virtualization.Succeeded, virtualization.Failed, virtualization.Unknown}
+}

@@ -1,0 +1,285 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// Bounds of the virtual hardware.
+const (
+	// MaxVCPUs is what QEMU's q35 machine boots without an IOMMU.
+	MaxVCPUs = 255
+)
+
+var (
+	// MinGuestMemory is the least memory a guest can have at all.
+	MinGuestMemory = resource.MustParse("1Mi")
+	// MaxGuestMemory is far above any node; it catches unit mistakes (1Pi).
+	MaxGuestMemory = resource.MustParse("16Ti")
+	// WarnGuestMemory is below what a stock Linux kernel needs to boot.
+	WarnGuestMemory = resource.MustParse("72Mi")
+
+	machineTypeRegexp = regexp.MustCompile(`^(q35|pc-q35-[0-9.]+|pc|pc-i440fx-[0-9.]+)$`)
+	cpuModelRegexp    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+)
+
+// ValidateVirtualMachineInstance validates a VMI being created.
+func ValidateVirtualMachineInstance(vmi *virtualization.VirtualMachineInstance) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&vmi.ObjectMeta, true, apimachineryvalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs = append(allErrs, ValidateVirtualMachineInstanceSpec(&vmi.Spec, field.NewPath("spec"))...)
+	return allErrs
+}
+
+// ValidateVirtualMachineInstanceUpdate validates a change of a VMI's metadata
+// and spec. The spec of a running guest cannot change: the guest would no
+// longer be what the object says.
+func ValidateVirtualMachineInstanceUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if !apiequality.Semantic.DeepEqual(vmi.Spec, old.Spec) {
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"),
+			"the spec of a VirtualMachineInstance cannot change once it is created; delete and recreate it, or manage it through a VirtualMachine"))
+	}
+	return allErrs
+}
+
+// ValidateVirtualMachineInstanceSpec validates the spec of a VMI or of a VM's
+// template.
+func ValidateVirtualMachineInstanceSpec(spec *virtualization.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateDomain(spec, fldPath.Child("domain"))...)
+	volumes, errs := validateVolumes(spec.Volumes, fldPath.Child("volumes"))
+	allErrs = append(allErrs, errs...)
+	networks, errs := validateNetworks(spec.Networks, fldPath.Child("networks"))
+	allErrs = append(allErrs, errs...)
+	devicesPath := fldPath.Child("domain", "devices")
+	allErrs = append(allErrs, validateDisks(spec.Domain.Devices.Disks, volumes, devicesPath.Child("disks"))...)
+	allErrs = append(allErrs, validateInterfaces(spec.Domain.Devices.Interfaces, networks, devicesPath.Child("interfaces"))...)
+	allErrs = append(allErrs, validateAttachments(spec, fldPath)...)
+	allErrs = append(allErrs, validateBootOrder(spec, devicesPath)...)
+
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *g, "must be 0 or more seconds"))
+	}
+	allErrs = append(allErrs, validateDNSLabel(spec.Hostname, fldPath.Child("hostname"))...)
+	allErrs = append(allErrs, validateDNSLabel(spec.Subdomain, fldPath.Child("subdomain"))...)
+	allErrs = append(allErrs, validateDNSSubdomain(spec.PriorityClassName, fldPath.Child("priorityClassName"))...)
+	allErrs = append(allErrs, validateDNSSubdomain(spec.SchedulerName, fldPath.Child("schedulerName"))...)
+	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
+	allErrs = append(allErrs, validateTolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
+	return allErrs
+}
+
+func validateDomain(spec *virtualization.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	d := &spec.Domain
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateCPU(d.CPU, fldPath.Child("cpu"))...)
+	allErrs = append(allErrs, validateMemory(d, fldPath)...)
+	allErrs = append(allErrs, validateResources(&d.Resources, fldPath.Child("resources"))...)
+
+	if d.Machine == nil || d.Machine.Type == "" {
+		allErrs = append(allErrs, field.Required(fldPath.Child("machine", "type"), "a machine type is required, such as q35"))
+	} else if !machineTypeRegexp.MatchString(d.Machine.Type) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("machine", "type"), d.Machine.Type, []string{"q35", "pc-q35-<version>", "pc", "pc-i440fx-<version>"}))
+	}
+	allErrs = append(allErrs, validateFirmware(d.Firmware, fldPath.Child("firmware"))...)
+	allErrs = append(allErrs, validateWatchdog(d.Devices.Watchdog, fldPath.Child("devices", "watchdog"))...)
+	return allErrs
+}
+
+func validateCPU(cpu *virtualization.CPU, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if cpu == nil {
+		return field.ErrorList{field.Required(fldPath, "a CPU topology is required")}
+	}
+	for _, f := range []struct {
+		name  string
+		value uint32
+	}{{"cores", cpu.Cores}, {"sockets", cpu.Sockets}, {"threads", cpu.Threads}} {
+		if f.value < 1 {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child(f.name), f.value, "must be at least 1"))
+		}
+		if f.value > MaxVCPUs {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child(f.name), f.value, fmt.Sprintf("must be at most %d", MaxVCPUs)))
+		}
+	}
+	if len(allErrs) == 0 {
+		if vcpus := uint64(cpu.Cores) * uint64(cpu.Sockets) * uint64(cpu.Threads); vcpus > MaxVCPUs {
+			allErrs = append(allErrs, field.Invalid(fldPath, vcpus,
+				fmt.Sprintf("sockets * cores * threads is %d vCPUs; a guest can have at most %d", vcpus, MaxVCPUs)))
+		}
+	}
+	if cpu.Model != "" && !cpuModelRegexp.MatchString(cpu.Model) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("model"), cpu.Model, "must be a libvirt CPU model name such as host-model, host-passthrough or Skylake-Server"))
+	}
+	return allErrs
+}
+
+func validateMemory(d *virtualization.DomainSpec, fldPath *field.Path) field.ErrorList {
+	guestPath := fldPath.Child("memory", "guest")
+	if d.Memory == nil || d.Memory.Guest == nil {
+		return field.ErrorList{field.Required(guestPath, "the guest needs memory: set spec.domain.memory.guest or spec.domain.resources.requests.memory")}
+	}
+	guest := d.Memory.Guest
+	var allErrs field.ErrorList
+	switch {
+	case guest.Cmp(MinGuestMemory) < 0:
+		allErrs = append(allErrs, field.Invalid(guestPath, guest.String(), "must be at least "+MinGuestMemory.String()))
+	case guest.Cmp(MaxGuestMemory) > 0:
+		allErrs = append(allErrs, field.Invalid(guestPath, guest.String(), "must be at most "+MaxGuestMemory.String()))
+	}
+	if limit, ok := d.Resources.Limits[corev1.ResourceMemory]; ok && guest.Cmp(limit) > 0 {
+		allErrs = append(allErrs, field.Invalid(guestPath, guest.String(),
+			fmt.Sprintf("must not exceed the memory limit (%s): the launcher pod would be killed", limit.String())))
+	}
+	return allErrs
+}
+
+func validateResources(r *virtualization.ResourceRequirements, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for name, q := range r.Requests {
+		if q.Sign() < 0 {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("requests").Key(string(name)), q.String(), "must not be negative"))
+		}
+		if limit, ok := r.Limits[name]; ok && q.Cmp(limit) > 0 {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("requests").Key(string(name)), q.String(),
+				fmt.Sprintf("must be less than or equal to the %s limit (%s)", name, limit.String())))
+		}
+	}
+	for name, q := range r.Limits {
+		if q.Sign() < 0 {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("limits").Key(string(name)), q.String(), "must not be negative"))
+		}
+	}
+	return allErrs
+}
+
+func validateFirmware(fw *virtualization.Firmware, fldPath *field.Path) field.ErrorList {
+	if fw == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	if fw.UUID != "" {
+		if _, err := uuid.Parse(string(fw.UUID)); err != nil {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("uuid"), fw.UUID, "must be a UUID such as 5d307ca9-b3ef-428c-8861-06e72d69f223"))
+		}
+	}
+	if b := fw.Bootloader; b != nil && b.BIOS != nil && b.EFI != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("bootloader"), "set either bios or efi, not both"))
+	}
+	if kb := fw.KernelBoot; kb != nil {
+		kbPath := fldPath.Child("kernelBoot")
+		if kb.Container == nil {
+			allErrs = append(allErrs, field.Required(kbPath.Child("container"), "kernel boot needs the image the kernel and initrd are taken from"))
+		} else {
+			c := kb.Container
+			cPath := kbPath.Child("container")
+			if c.Image == "" {
+				allErrs = append(allErrs, field.Required(cPath.Child("image"), "the image holding the kernel and initrd"))
+			}
+			if c.KernelPath == "" && c.InitrdPath == "" {
+				allErrs = append(allErrs, field.Required(cPath.Child("kernelPath"), "at least one of kernelPath and initrdPath is required"))
+			}
+			allErrs = append(allErrs, validateImagePath(c.KernelPath, cPath.Child("kernelPath"))...)
+			allErrs = append(allErrs, validateImagePath(c.InitrdPath, cPath.Child("initrdPath"))...)
+			allErrs = append(allErrs, validatePullPolicy(c.ImagePullPolicy, cPath.Child("imagePullPolicy"))...)
+		}
+	}
+	return allErrs
+}
+
+func validateWatchdog(w *virtualization.Watchdog, fldPath *field.Path) field.ErrorList {
+	if w == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateName(w.Name, fldPath.Child("name"))...)
+	if w.I6300ESB == nil {
+		return append(allErrs, field.Required(fldPath.Child("i6300esb"), "a watchdog model is required"))
+	}
+	switch w.I6300ESB.Action {
+	case virtualization.WatchdogActionPoweroff, virtualization.WatchdogActionReset, virtualization.WatchdogActionShutdown:
+	default:
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("i6300esb", "action"), w.I6300ESB.Action,
+			[]virtualization.WatchdogAction{virtualization.WatchdogActionPoweroff, virtualization.WatchdogActionReset, virtualization.WatchdogActionShutdown}))
+	}
+	return allErrs
+}
+
+func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, t := range tolerations {
+		p := fldPath.Index(i)
+		if t.Key != "" {
+			for _, msg := range validation.IsQualifiedName(t.Key) {
+				allErrs = append(allErrs, field.Invalid(p.Child("key"), t.Key, msg))
+			}
+		}
+		switch t.Operator {
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				allErrs = append(allErrs, field.Invalid(p.Child("value"), t.Value, "must be empty when operator is Exists"))
+			}
+		case corev1.TolerationOpEqual, "":
+			if t.Key == "" {
+				allErrs = append(allErrs, field.Invalid(p.Child("operator"), t.Operator, "must be Exists when key is empty"))
+			}
+		default:
+			allErrs = append(allErrs, field.NotSupported(p.Child("operator"), t.Operator, []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))
+		}
+		switch t.Effect {
+		case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			allErrs = append(allErrs, field.NotSupported(p.Child("effect"), t.Effect,
+				[]corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}))
+		}
+	}
+	return allErrs
+}
+
+func validateName(name string, fldPath *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(fldPath, "a name is required")}
+	}
+	return validateDNSLabel(name, fldPath)
+}
+
+func validateDNSLabel(value string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if value == "" {
+		return nil
+	}
+	for _, msg := range validation.IsDNS1123Label(value) {
+		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
+	}
+	return allErrs
+}
+
+func validateDNSSubdomain(value string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if value == "" {
+		return nil
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(value) {
+		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
+	}
+	return allErrs
+}
+
+func validatePullPolicy(p corev1.PullPolicy, fldPath *field.Path) field.ErrorList {
+	switch p {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(fldPath, p, []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever})}
+}

@@ -1,0 +1,225 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// validVMI is a defaulted VMI with one of each kind of device.
+func validVMI() *virtualization.VirtualMachineInstance {
+	return &virtualization.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "tiny", Namespace: "default"},
+		Spec: virtualization.VirtualMachineInstanceSpec{
+			Domain: virtualization.DomainSpec{
+				CPU:     &virtualization.CPU{Cores: 1, Sockets: 1, Threads: 1},
+				Memory:  &virtualization.Memory{Guest: ptr.To(resource.MustParse("128Mi"))},
+				Machine: &virtualization.Machine{Type: "q35"},
+				Firmware: &virtualization.Firmware{KernelBoot: &virtualization.KernelBoot{
+					KernelArgs: "console=ttyS0",
+					Container:  &virtualization.KernelBootContainer{Image: "localhost/guest:dev", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.gz"},
+				}},
+				Devices: virtualization.Devices{
+					Disks: []virtualization.Disk{
+						{Name: "root", DiskDevice: virtualization.DiskDevice{Disk: &virtualization.DiskTarget{Bus: "virtio"}}, BootOrder: ptr.To(uint32(1))},
+						{Name: "cloudinit", DiskDevice: virtualization.DiskDevice{Disk: &virtualization.DiskTarget{Bus: "virtio"}}},
+					},
+					Interfaces: []virtualization.Interface{{Name: "default", Model: "virtio",
+						InterfaceBindingMethod: virtualization.InterfaceBindingMethod{Masquerade: &virtualization.InterfaceMasquerade{}}}},
+				},
+			},
+			Volumes: []virtualization.Volume{
+				{Name: "root", VolumeSource: virtualization.VolumeSource{ContainerDisk: &virtualization.ContainerDiskSource{Image: "localhost/disk:dev"}}},
+				{Name: "cloudinit", VolumeSource: virtualization.VolumeSource{CloudInitNoCloud: &virtualization.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+			},
+			Networks:                      []virtualization.Network{{Name: "default", NetworkSource: virtualization.NetworkSource{Pod: &virtualization.PodNetwork{VMNetworkCIDR: "198.19.255.0/24"}}}},
+			TerminationGracePeriodSeconds: ptr.To(int64(30)),
+		},
+	}
+}
+
+func TestValidateVirtualMachineInstance(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*virtualization.VirtualMachineInstance)
+		// wantPaths are the field paths of the expected errors; empty means valid.
+		wantPaths []string
+	}{
+		{name: "valid", mutate: func(*virtualization.VirtualMachineInstance) {}},
+		{name: "name not a DNS label", mutate: func(v *virtualization.VirtualMachineInstance) { v.Name = "Tiny_VM" },
+			wantPaths: []string{"metadata.name"}},
+		{name: "zero cores", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.CPU.Cores = 0 },
+			wantPaths: []string{"spec.domain.cpu.cores"}},
+		{name: "too many vCPUs", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.CPU.Cores, v.Spec.Domain.CPU.Sockets = 16, 32
+		}, wantPaths: []string{"spec.domain.cpu"}},
+		{name: "bad CPU model", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.CPU.Model = "host model" },
+			wantPaths: []string{"spec.domain.cpu.model"}},
+		{name: "no memory", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.Memory = nil },
+			wantPaths: []string{"spec.domain.memory.guest"}},
+		{name: "tiny memory", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("512Ki"))
+		}, wantPaths: []string{"spec.domain.memory.guest"}},
+		{name: "memory above limit", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+		}, wantPaths: []string{"spec.domain.memory.guest"}},
+		{name: "request above limit", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+			v.Spec.Domain.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}, wantPaths: []string{"spec.domain.resources.requests[cpu]"}},
+		{name: "unknown machine type", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.Machine.Type = "virt" },
+			wantPaths: []string{"spec.domain.machine.type"}},
+		{name: "bad firmware uuid", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.Firmware.UUID = "nope" },
+			wantPaths: []string{"spec.domain.firmware.uuid"}},
+		{name: "bios and efi", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware.Bootloader = &virtualization.Bootloader{BIOS: &virtualization.BIOS{}, EFI: &virtualization.EFI{}}
+		}, wantPaths: []string{"spec.domain.firmware.bootloader"}},
+		{name: "kernel boot relative path", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware.KernelBoot.Container.KernelPath = "boot/vmlinuz"
+		}, wantPaths: []string{"spec.domain.firmware.kernelBoot.container.kernelPath"}},
+		{name: "disk without volume", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtualization.Disk{Name: "data",
+				DiskDevice: virtualization.DiskDevice{Disk: &virtualization.DiskTarget{Bus: "virtio"}}})
+		}, wantPaths: []string{"spec.domain.devices.disks[2].name"}},
+		{name: "duplicate disk", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks[1].Name = "root"
+		}, wantPaths: []string{"spec.domain.devices.disks[1].name", "spec.volumes[1].name"}},
+		{name: "duplicate volume", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Volumes[1].Name = "root" },
+			wantPaths: []string{"spec.volumes[1].name", "spec.domain.devices.disks[1].name"}},
+		{name: "volume with two sources", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[0].EmptyDisk = &virtualization.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}
+		}, wantPaths: []string{"spec.volumes[0]"}},
+		{name: "bad disk bus", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks[0].Disk.Bus = "ide"
+		}, wantPaths: []string{"spec.domain.devices.disks[0].disk.bus"}},
+		{name: "writable cdrom", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks[1].Disk = nil
+			v.Spec.Domain.Devices.Disks[1].CDRom = &virtualization.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(false)}
+		}, wantPaths: []string{"spec.domain.devices.disks[1].cdrom.readonly"}},
+		{name: "duplicate boot order", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks[1].BootOrder = ptr.To(uint32(1))
+		}, wantPaths: []string{"spec.domain.devices.disks[1].bootOrder"}},
+		{name: "interface without network", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Name = "lan"
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].name", "spec.networks[0].name"}},
+		{name: "interface with two bindings", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0]"}},
+		{name: "bad MAC", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].MacAddress = "01:00:5e:00:00:01"
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].macAddress"}},
+		{name: "bad port", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Port: 70000, Protocol: "TCP"}}
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].ports[0].port"}},
+		{name: "bad VM network CIDR", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Networks[0].Pod.VMNetworkCIDR = "198.19.255.0/31"
+		}, wantPaths: []string{"spec.networks[0].pod.vmNetworkCIDR"}},
+		{name: "negative grace period", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.TerminationGracePeriodSeconds = ptr.To(int64(-1))
+		}, wantPaths: []string{"spec.terminationGracePeriodSeconds"}},
+		{name: "bad hostname", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Hostname = "my_host" },
+			wantPaths: []string{"spec.hostname"}},
+		{name: "bad base64 user data", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].CloudInitNoCloud = &virtualization.CloudInitNoCloudSource{UserDataBase64: "!!!"}
+		}, wantPaths: []string{"spec.volumes[1].cloudInitNoCloud.userDataBase64"}},
+		{name: "user data twice", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].CloudInitNoCloud.UserDataBase64 = "I2Nsb3VkLWNvbmZpZwo="
+		}, wantPaths: []string{"spec.volumes[1].cloudInitNoCloud"}},
+		{name: "bad toleration", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}
+		}, wantPaths: []string{"spec.tolerations[0].operator"}},
+		{name: "bad watchdog action", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Watchdog = &virtualization.Watchdog{Name: "w",
+				WatchdogDevice: virtualization.WatchdogDevice{I6300ESB: &virtualization.I6300ESBWatchdog{Action: "explode"}}}
+		}, wantPaths: []string{"spec.domain.devices.watchdog.i6300esb.action"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vmi := validVMI()
+			tc.mutate(vmi)
+			errs := ValidateVirtualMachineInstance(vmi)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+				if e.Detail == "" && e.Type != "FieldValueDuplicate" && e.Type != "FieldValueNotFound" && e.Type != "FieldValueNotSupported" {
+					t.Errorf("%s: error without an explanation: %v", e.Field, e)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantPaths, ",") {
+				t.Errorf("error paths = %v, want %v; errors: %v", got, tc.wantPaths, errs.ToAggregate())
+			}
+		})
+	}
+}
+
+func TestValidateVirtualMachineInstanceUpdate(t *testing.T) {
+	old := validVMI()
+	old.ResourceVersion = "1"
+
+	labels := old.DeepCopy()
+	labels.Labels = map[string]string{"team": "a"}
+	if errs := ValidateVirtualMachineInstanceUpdate(labels, old); len(errs) != 0 {
+		t.Errorf("changing labels was refused: %v", errs)
+	}
+
+	spec := old.DeepCopy()
+	spec.Spec.Domain.CPU.Cores = 2
+	errs := ValidateVirtualMachineInstanceUpdate(spec, old)
+	if len(errs) != 1 || errs[0].Field != "spec" {
+		t.Errorf("changing the spec: got %v, want one error on spec", errs)
+	}
+}
+
+func TestValidateVirtualMachineInstanceStatusUpdate(t *testing.T) {
+	P := func(p virtualization.VirtualMachineInstancePhase, node string) *virtualization.VirtualMachineInstance {
+		v := validVMI()
+		v.ResourceVersion = "1"
+		v.Status.Phase, v.Status.NodeName = p, node
+		return v
+	}
+	tests := []struct {
+		name      string
+		old, new  *virtualization.VirtualMachineInstance
+		wantPaths []string
+	}{
+		{"pending to scheduling", P(virtualization.Pending, ""), P(virtualization.Scheduling, ""), nil},
+		{"scheduling to scheduled with node", P(virtualization.Scheduling, ""), P(virtualization.Scheduled, "node-1"), nil},
+		{"scheduled without node", P(virtualization.Scheduling, ""), P(virtualization.Scheduled, ""), []string{"status.nodeName"}},
+		{"running to succeeded", P(virtualization.Running, "node-1"), P(virtualization.Succeeded, "node-1"), nil},
+		{"succeeded to running", P(virtualization.Succeeded, "node-1"), P(virtualization.Running, "node-1"), []string{"status.phase"}},
+		{"failed to pending", P(virtualization.Failed, ""), P(virtualization.Pending, ""), []string{"status.phase"}},
+		{"running back to scheduling", P(virtualization.Running, "node-1"), P(virtualization.Scheduling, "node-1"), []string{"status.phase"}},
+		{"unknown phase", P(virtualization.Running, "node-1"), P("Exploded", "node-1"), []string{"status.phase"}},
+		{"node changes", P(virtualization.Running, "node-1"), P(virtualization.Running, "node-2"), []string{"status.nodeName"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := ValidateVirtualMachineInstanceStatusUpdate(tc.new, tc.old)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantPaths, ",") {
+				t.Errorf("error paths = %v, want %v; errors: %v", got, tc.wantPaths, errs.ToAggregate())
+			}
+		})
+	}
+}
+
+func TestVirtualMachineInstanceWarnings(t *testing.T) {
+	vmi := validVMI()
+	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 0 {
+		t.Errorf("a sound VMI got warnings: %v", w)
+	}
+	vmi.Spec.TerminationGracePeriodSeconds = ptr.To(int64(0))
+	vmi.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("32Mi"))
+	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 2 {
+		t.Errorf("want 2 warnings (grace 0, little memory), got %v", w)
+	}
+}

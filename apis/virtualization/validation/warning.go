@@ -1,0 +1,48 @@
+package validation
+
+import (
+	"fmt"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// VirtualMachineInstanceWarnings returns what is legal but probably not what
+// the user wants, in the words kubectl prints after "Warning:".
+func VirtualMachineInstanceWarnings(spec *virtualization.VirtualMachineInstanceSpec, prefix string) []string {
+	var warnings []string
+	warn := func(format string, args ...any) { warnings = append(warnings, prefix+fmt.Sprintf(format, args...)) }
+
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g == 0 {
+		warn("spec.terminationGracePeriodSeconds: 0 destroys the guest on delete without a graceful shutdown; its disks may be left inconsistent")
+	}
+	if m := spec.Domain.Memory; m != nil && m.Guest != nil && m.Guest.Cmp(WarnGuestMemory) < 0 {
+		warn("spec.domain.memory.guest: %s is less than a stock Linux kernel needs to boot (%s)", m.Guest.String(), WarnGuestMemory.String())
+	}
+	if len(spec.Domain.Devices.Disks) == 0 && (spec.Domain.Firmware == nil || spec.Domain.Firmware.KernelBoot == nil) {
+		warn("spec.domain.devices.disks: the guest has no disk and no kernelBoot, so it has nothing to boot from")
+	}
+	if cpu := spec.Domain.CPU; cpu != nil && cpu.Model == "host-passthrough" {
+		warn("spec.domain.cpu.model: host-passthrough ties the guest to the CPU of its node")
+	}
+	for i, iface := range spec.Domain.Devices.Interfaces {
+		if iface.Bridge != nil {
+			warn("spec.domain.devices.interfaces[%d].bridge: the bridge binding moves the pod's IP address into the guest; the pod itself loses it", i)
+		}
+	}
+	if spec.Domain.Resources.OvercommitGuestOverhead {
+		warn("spec.domain.resources.overcommitGuestOverhead: the launcher pod requests less memory than it uses and may be evicted under memory pressure")
+	}
+	return warnings
+}
+
+// VirtualMachineWarnings returns the warnings of a VM and its template.
+func VirtualMachineWarnings(vm *virtualization.VirtualMachine) []string {
+	var warnings []string
+	if vm.Spec.Running != nil {
+		warnings = append(warnings, "spec.running is deprecated: use spec.runStrategy (Always or Halted)")
+	}
+	if vm.Spec.Template != nil {
+		warnings = append(warnings, VirtualMachineInstanceWarnings(&vm.Spec.Template.Spec, "spec.template.")...)
+	}
+	return warnings
+}
