@@ -119,7 +119,7 @@ func TestVirtualMachineInstanceDefaults(t *testing.T) {
 	}, {
 		name: "watchdog resets by default; masquerade ports are TCP",
 		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{
-			Watchdog: &virtv1.Watchdog{Name: "w", WatchdogDevice: virtv1.WatchdogDevice{I6300ESB: &virtv1.I6300ESBWatchdog{}}},
+			Watchdog:   &virtv1.Watchdog{Name: "w", WatchdogDevice: virtv1.WatchdogDevice{I6300ESB: &virtv1.I6300ESBWatchdog{}}},
 			Interfaces: []virtv1.Interface{{Name: "default", Ports: []virtv1.Port{{Port: 22}}}},
 		}}},
 		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
