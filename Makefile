@@ -19,6 +19,7 @@ deps:
 generate: deps
 	hack/update-codegen.sh
 	hack/update-protobuf.sh
+	hack/update-launcher-proto.sh
 
 ## verify: gofmt, go vet, and generated code up to date
 verify: verify-gofmt vet verify-codegen
