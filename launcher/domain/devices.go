@@ -1,0 +1,208 @@
+package domain
+
+import (
+	"fmt"
+	"net/netip"
+
+	"libvirt.org/go/libvirtxml"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
+// setDisks attaches every spec disk to the file of its volume.
+func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) error {
+	volumes := map[string]*virtv1.Volume{}
+	for i := range vmi.Spec.Volumes {
+		volumes[vmi.Spec.Volumes[i].Name] = &vmi.Spec.Volumes[i]
+	}
+	// Target names are per prefix: virtio disks are vd*, the others sd*.
+	next := map[string]int{}
+	scsi := false
+	for _, disk := range vmi.Spec.Domain.Devices.Disks {
+		if _, ok := volumes[disk.Name]; !ok {
+			return fmt.Errorf("disk %q: no volume of that name", disk.Name)
+		}
+		file, ok := host.Disks[disk.Name]
+		if !ok || file.Path == "" {
+			return fmt.Errorf("disk %q: no file prepared for its volume", disk.Name)
+		}
+		format := file.Format
+		if format == "" {
+			format = FormatRaw
+		}
+		dd := libvirtxml.DomainDisk{
+			Device: "disk",
+			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: format},
+			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: file.Path}},
+			Serial: disk.Serial,
+			Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + disk.Name},
+		}
+		var bus virtv1.DiskBus
+		switch {
+		case disk.CDRom != nil && disk.Disk != nil:
+			return fmt.Errorf("disk %q: disk and cdrom are exclusive", disk.Name)
+		case disk.CDRom != nil:
+			if disk.CDRom.ReadOnly != nil && !*disk.CDRom.ReadOnly {
+				return fmt.Errorf("disk %q: a writable cdrom is not supported", disk.Name)
+			}
+			dd.Device = "cdrom"
+			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+			bus = disk.CDRom.Bus
+			if bus == "" {
+				bus = virtv1.DiskBusSATA
+			}
+			if bus == virtv1.DiskBusVirtio {
+				return fmt.Errorf("disk %q: a cdrom cannot be on the virtio bus", disk.Name)
+			}
+		default:
+			bus = virtv1.DiskBusVirtio
+			if disk.Disk != nil {
+				if disk.Disk.Bus != "" {
+					bus = disk.Disk.Bus
+				}
+				if disk.Disk.ReadOnly {
+					dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+				}
+			}
+		}
+		prefix := "sd"
+		switch bus {
+		case virtv1.DiskBusVirtio:
+			prefix = "vd"
+		case virtv1.DiskBusSCSI:
+			scsi = true
+		case virtv1.DiskBusSATA, virtv1.DiskBusUSB:
+		default:
+			return fmt.Errorf("disk %q: unknown bus %q", disk.Name, bus)
+		}
+		dd.Target = &libvirtxml.DomainDiskTarget{Dev: prefix + driveLetters(next[prefix]), Bus: string(bus)}
+		next[prefix]++
+		if disk.BootOrder != nil {
+			dd.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*disk.BootOrder)}
+		}
+		d.Devices.Disks = append(d.Devices.Disks, dd)
+	}
+	if scsi {
+		d.Devices.Controllers = append(d.Devices.Controllers, libvirtxml.DomainController{
+			Type: "scsi", Index: new(uint), Model: "virtio-scsi",
+		})
+	}
+	return nil
+}
+
+// driveLetters names the i-th drive as Linux does: a..z, aa..az, ...
+func driveLetters(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('a'+(i-1)%26)) + s
+	}
+	return s
+}
+
+// setInterfaces attaches every spec interface to its network. The masquerade
+// binding is QEMU's user-mode network stack: the guest sits on
+// vmNetworkCIDR behind the launcher's own address, with no privileges and no
+// devices needed in the pod.
+func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance) error {
+	networks := map[string]*virtv1.Network{}
+	for i := range vmi.Spec.Networks {
+		networks[vmi.Spec.Networks[i].Name] = &vmi.Spec.Networks[i]
+	}
+	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		network, ok := networks[iface.Name]
+		if !ok {
+			return fmt.Errorf("interface %q: no network of that name", iface.Name)
+		}
+		if network.Pod == nil {
+			return fmt.Errorf("interface %q: network %q is not the pod network", iface.Name, network.Name)
+		}
+		switch {
+		case iface.Bridge != nil:
+			return fmt.Errorf("interface %q: the bridge binding is not implemented, use masquerade", iface.Name)
+		case iface.Masquerade == nil:
+			return fmt.Errorf("interface %q: no binding method", iface.Name)
+		}
+		cidr := network.Pod.VMNetworkCIDR
+		if cidr == "" {
+			cidr = virtv1.DefaultVMNetworkCIDR
+		}
+		prefix, err := netip.ParsePrefix(cidr)
+		if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
+			return fmt.Errorf("network %q: vmNetworkCIDR %q is not an IPv4 network of at least 4 addresses", network.Name, cidr)
+		}
+		model := iface.Model
+		if model == "" {
+			model = virtv1.DefaultInterfaceModel
+		}
+		di := libvirtxml.DomainInterface{
+			Source: &libvirtxml.DomainInterfaceSource{User: &libvirtxml.DomainInterfaceSourceUser{}},
+			// For the user-mode stack, the address is the network's: QEMU
+			// puts its gateway at .2, DNS at .3 and the guest's DHCP lease
+			// from .15.
+			IP:    []libvirtxml.DomainInterfaceIP{{Family: "ipv4", Address: prefix.Masked().Addr().String(), Prefix: uint(prefix.Bits())}},
+			Model: &libvirtxml.DomainInterfaceModel{Type: model},
+			Alias: &libvirtxml.DomainAlias{Name: AliasPrefix + iface.Name},
+		}
+		if iface.MacAddress != "" {
+			di.MAC = &libvirtxml.DomainInterfaceMAC{Address: iface.MacAddress}
+		}
+		if iface.BootOrder != nil {
+			di.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*iface.BootOrder)}
+		}
+		d.Devices.Interfaces = append(d.Devices.Interfaces, di)
+	}
+	return nil
+}
+
+// setSerial adds the serial console: a unix socket a console client can
+// attach to at any time, with everything the guest writes also appended to a
+// log file that outlives both.
+func setSerial(d *libvirtxml.Domain, spec *virtv1.DomainSpec, host Host) error {
+	if a := spec.Devices.AutoattachSerialConsole; a != nil && !*a {
+		return nil
+	}
+	if host.SerialSocket == "" {
+		return fmt.Errorf("serial console: no socket path on the host")
+	}
+	s := libvirtxml.DomainSerial{
+		Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind", Path: host.SerialSocket}},
+		Target: &libvirtxml.DomainSerialTarget{Port: new(uint)},
+		Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + "serial0"},
+	}
+	if host.SerialLog != "" {
+		s.Log = &libvirtxml.DomainChardevLog{File: host.SerialLog, Append: "on"}
+	}
+	d.Devices.Serials = append(d.Devices.Serials, s)
+	return nil
+}
+
+func setRNG(d *libvirtxml.Domain, rng *virtv1.Rng) {
+	if rng == nil {
+		return
+	}
+	d.Devices.RNGs = append(d.Devices.RNGs, libvirtxml.DomainRNG{
+		Model:   "virtio",
+		Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
+	})
+}
+
+func setWatchdog(d *libvirtxml.Domain, w *virtv1.Watchdog) error {
+	if w == nil {
+		return nil
+	}
+	if w.I6300ESB == nil {
+		return fmt.Errorf("watchdog %q: no model", w.Name)
+	}
+	action := w.I6300ESB.Action
+	switch action {
+	case "":
+		action = virtv1.WatchdogActionReset
+	case virtv1.WatchdogActionReset, virtv1.WatchdogActionPoweroff, virtv1.WatchdogActionShutdown:
+	default:
+		return fmt.Errorf("watchdog %q: unknown action %q", w.Name, action)
+	}
+	d.Devices.Watchdogs = append(d.Devices.Watchdogs, libvirtxml.DomainWatchdog{
+		Model: "i6300esb", Action: string(action), Alias: &libvirtxml.DomainAlias{Name: AliasPrefix + w.Name},
+	})
+	return nil
+}

@@ -1,0 +1,238 @@
+package domain
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"libvirt.org/go/libvirtxml"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.xml from the converter's output")
+
+// newVMI is the smallest VMI a user may post, defaulted as the API server
+// stores it.
+func newVMI(mutate func(*virtv1.VirtualMachineInstance)) *virtv1.VirtualMachineInstance {
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "testvm", UID: "6a1f3c52-8a8e-4a54-9d8b-0c1d2e3f4a5b"},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{
+				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			},
+		},
+	}
+	if mutate != nil {
+		mutate(vmi)
+	}
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
+	return vmi
+}
+
+func testHost() Host {
+	return Host{
+		Type: TypeQEMU,
+		Disks: map[string]Disk{
+			"containerdisk": {Path: "/var/run/virt-disks/containerdisk/disk.img", Format: FormatQCOW2},
+			"emptydisk":     {Path: "/var/run/virt-disks/emptydisk/disk.img", Format: FormatRaw},
+			"cloudinit":     {Path: "/var/run/virt-disks/cloudinit/nocloud.iso", Format: FormatRaw},
+			"pvc":           {Path: "/var/run/virt-pvcs/pvc/disk.img", Format: FormatRaw},
+			"iso":           {Path: "/var/run/virt-disks/iso/disk.img", Format: FormatRaw},
+		},
+		Kernel:       "/var/run/virt-kernel-boot/kernel",
+		Initrd:       "/var/run/virt-kernel-boot/initrd",
+		SerialSocket: "/var/run/virt/serial0.sock",
+		SerialLog:    "/var/run/virt/serial0.log",
+		EFI:          DebianOVMF,
+	}
+}
+
+func volume(name string, src virtv1.VolumeSource) virtv1.Volume {
+	return virtv1.Volume{Name: name, VolumeSource: src}
+}
+
+func TestConvertGolden(t *testing.T) {
+	cases := []struct {
+		name   string
+		host   func(*Host)
+		mutate func(*virtv1.VirtualMachineInstance)
+	}{
+		{name: "minimal"},
+		{name: "kvm", host: func(h *Host) { h.Type = TypeKVM }},
+		{name: "test-driver", host: func(h *Host) { h.Type = TypeTest }},
+		{name: "cpu-topology", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Sockets: 2, Cores: 2, Threads: 1, Model: "Haswell-noTSX"}
+		}},
+		{name: "cpu-host-model", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Model: "host-model"}
+		}},
+		{name: "memory-guest", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Memory = &virtv1.Memory{Guest: ptr.To(resource.MustParse("1Gi"))}
+		}},
+		{name: "machine-pc", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Machine = &virtv1.Machine{Type: "pc-i440fx-7.2"}
+		}},
+		{name: "bios-serial", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{
+				UUID: "11111111-2222-3333-4444-555555555555", Serial: "SN-42",
+				Bootloader: &virtv1.Bootloader{BIOS: &virtv1.BIOS{UseSerial: ptr.To(true)}},
+			}
+		}},
+		{name: "efi", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{}}}
+		}},
+		{name: "efi-secureboot", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: ptr.To(true)}}}
+		}},
+		{name: "kernel-boot", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{
+				KernelArgs: "console=ttyS0 panic=-1 virt.hostname=testvm",
+				Container:  &virtv1.KernelBootContainer{Image: "guest:latest", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.gz"},
+			}}
+		}},
+		{name: "disks", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{
+				{Name: "containerdisk", BootOrder: ptr.To[uint32](1)},
+				{Name: "emptydisk", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSATA}}, Serial: "EMPTY1"},
+				{Name: "cloudinit", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio, ReadOnly: true}}},
+				{Name: "pvc", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}},
+				{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{}}, BootOrder: ptr.To[uint32](2)},
+			}
+			v.Spec.Volumes = []virtv1.Volume{
+				volume("containerdisk", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:latest"}}),
+				volume("emptydisk", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}),
+				volume("cloudinit", virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}),
+				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}),
+				volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "iso:latest"}}),
+			}
+		}},
+		{name: "interfaces", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "198.18.128.0/24"}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{
+				Name: "pod", Model: "e1000e", MacAddress: "de:ad:00:00:be:af", BootOrder: ptr.To[uint32](3),
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}},
+			}}
+		}},
+		{name: "no-serial-no-network", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.AutoattachSerialConsole = ptr.To(false)
+			v.Spec.Domain.Devices.AutoattachPodInterface = ptr.To(false)
+		}},
+		{name: "rng-watchdog", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Rng = &virtv1.Rng{}
+			v.Spec.Domain.Devices.Watchdog = &virtv1.Watchdog{Name: "wd", WatchdogDevice: virtv1.WatchdogDevice{
+				I6300ESB: &virtv1.I6300ESBWatchdog{Action: virtv1.WatchdogActionPoweroff}}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			host := testHost()
+			if tc.host != nil {
+				tc.host(&host)
+			}
+			d, err := Convert(newVMI(tc.mutate), host)
+			if err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			got, err := d.Marshal()
+			if err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			got += "\n"
+			golden := filepath.Join("testdata", tc.name+".xml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden file (run with -update to create it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("domain differs from %s (-want +got; run with -update if intended):\n%s", golden, diff)
+			}
+			// The golden XML must read back into the same domain.
+			var back libvirtxml.Domain
+			if err := back.Unmarshal(string(want)); err != nil {
+				t.Fatalf("golden file does not parse: %v", err)
+			}
+		})
+	}
+}
+
+func TestConvertErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		host    func(*Host)
+		mutate  func(*virtv1.VirtualMachineInstance)
+		wantErr string
+	}{
+		{name: "no memory", mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Resources.Requests = nil },
+			wantErr: "memory.guest is not set"},
+		{name: "bridge", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}}
+		}, wantErr: "bridge binding is not implemented"},
+		{name: "bad cidr", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "fd00::/64"}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}}
+		}, wantErr: "not an IPv4 network"},
+		{name: "disk without file", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "other"}}
+			v.Spec.Volumes = []virtv1.Volume{volume("other", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{}})}
+		}, wantErr: "no file prepared"},
+		{name: "writable cdrom", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{ReadOnly: ptr.To(false)}}}}
+			v.Spec.Volumes = []virtv1.Volume{volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "i"}})}
+		}, wantErr: "writable cdrom"},
+		{name: "kernel boot without kernel", host: func(h *Host) { h.Kernel = "" }, mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{}}
+		}, wantErr: "no kernel file"},
+		{name: "secure boot on pc", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Machine = &virtv1.Machine{Type: "pc"}
+			v.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: ptr.To(true)}}}
+		}, wantErr: "needs a q35 machine"},
+		{name: "unknown type", host: func(h *Host) { h.Type = "xen" }, wantErr: "unknown domain type"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			host := testHost()
+			if tc.host != nil {
+				tc.host(&host)
+			}
+			_, err := Convert(newVMI(tc.mutate), host)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Convert error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestName(t *testing.T) {
+	a := Name("ns", "vm", "6a1f3c52-8a8e-4a54-9d8b-0c1d2e3f4a5b")
+	if a != "ns_vm_6a1f3c52" {
+		t.Errorf("Name = %q", a)
+	}
+	if b := Name("ns", "vm", "7b1f3c52-8a8e-4a54-9d8b-0c1d2e3f4a5b"); b == a {
+		t.Errorf("two VMIs of the same name but different UIDs share the domain name %q", a)
+	}
+}
+
+func TestDriveLetters(t *testing.T) {
+	for i, want := range map[int]string{0: "a", 25: "z", 26: "aa", 27: "ab", 51: "az", 52: "ba", 701: "zz", 702: "aaa"} {
+		if got := driveLetters(i); got != want {
+			t.Errorf("driveLetters(%d) = %q, want %q", i, got, want)
+		}
+	}
+}
