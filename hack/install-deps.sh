@@ -21,6 +21,15 @@ PACKAGES=(
   procps psmisc util-linux
 )
 
+# libvirt's QEMU driver run as root (virt-launcher's embedded libvirt) looks
+# up its compiled-in user libvirt-qemu even when qemu.conf names another.
+# Debian creates it in libvirt-daemon-system, which would make systemd the
+# init: create the same system user instead.
+if ! getent passwd libvirt-qemu >/dev/null && [ "$(id -u)" -eq 0 ]; then
+  useradd --system --user-group --no-create-home --home-dir /var/lib/libvirt \
+    --shell /usr/sbin/nologin libvirt-qemu
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
