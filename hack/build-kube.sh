@@ -5,31 +5,45 @@
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
+# Commands of the tools module itself: etcd for kube-apiserver
+# (go.etcd.io/etcd/server/v3 embed, the version k8s.io/apiserver pins).
+LOCAL_CMDS=(etcd)
 
-up_to_date() {
-  local c
-  for c in "${CMDS[@]}"; do
-    [ -x "${KUBE_BIN}/${c}" ] || return 1
+# A binary of another version means a new KUBE_VERSION: rebuild everything.
+# Otherwise build only what is missing (a command added to the lists above).
+todo=()
+if [ -x "${KUBE_BIN}/kube-apiserver" ] &&
+  "${KUBE_BIN}/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes ${KUBE_VERSION}"; then
+  for c in "${CMDS[@]}" "${LOCAL_CMDS[@]}"; do
+    [ -x "${KUBE_BIN}/${c}" ] || todo+=("${c}")
   done
-  "${KUBE_BIN}/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes ${KUBE_VERSION}"
-}
-
-if up_to_date; then
+else
+  rm -rf "${KUBE_BIN}"
+  todo=("${CMDS[@]}" "${LOCAL_CMDS[@]}")
+fi
+if [ ${#todo[@]} -eq 0 ]; then
   exit 0
 fi
 
-log "building Kubernetes ${KUBE_VERSION} (${CMDS[*]}); a cold build takes 12-16 min on 2 cores"
+log "building Kubernetes ${KUBE_VERSION} (${todo[*]}); a cold build of all takes 12-16 min on 2 cores"
 ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X ${p}.gitVersion=${KUBE_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=37"
   ldflags+=" -X ${p}.gitCommit=${KUBE_COMMIT} -X ${p}.gitTreeState=clean -X ${p}.buildDate=${KUBE_BUILD_DATE}"
 done
-mkdir -p "${KUBE_BIN}.tmp"
+rm -rf "${KUBE_BIN}.tmp"
+mkdir -p "${KUBE_BIN}.tmp" "${KUBE_BIN}"
 pkgs=()
-for c in "${CMDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/${c}"); done
+for c in "${todo[@]}"; do
+  if [[ " ${LOCAL_CMDS[*]} " == *" ${c} "* ]]; then
+    pkgs+=("./cmd/${c}")
+  else
+    pkgs+=("k8s.io/kubernetes/cmd/${c}")
+  fi
+done
 start=$(date +%s)
 (cd "${ROOT}/hack/kube" && go build -ldflags="${ldflags}" -o "${KUBE_BIN}.tmp/" "${pkgs[@]}")
-rm -rf "${KUBE_BIN}"
-mv "${KUBE_BIN}.tmp" "${KUBE_BIN}"
+mv "${KUBE_BIN}.tmp"/* "${KUBE_BIN}/"
+rmdir "${KUBE_BIN}.tmp"
 log "built Kubernetes ${KUBE_VERSION} in $(( $(date +%s) - start ))s into ${KUBE_BIN}"
