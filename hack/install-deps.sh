@@ -14,7 +14,7 @@ PACKAGES=(
   # libvirt's QEMU driver (used embedded, no daemon) and the hypervisor
   libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf
   # the local single-node cluster
-  containerd runc containernetworking-plugins iproute2 iptables openssl ca-certificates
+  containerd runc containernetworking-plugins iproute2 iptables openssl ca-certificates curl
   # the test guest and the launcher image rootfs
   cpio debootstrap
   # process and mount inspection used by `make down` and the e2e suite
