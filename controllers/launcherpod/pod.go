@@ -1,0 +1,267 @@
+package launcherpod
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+// Container names of the launcher pod.
+const (
+	ComputeContainer    = "compute"
+	ToolsContainer      = "virt-tools"
+	KernelBootContainer = "kernel-boot"
+	// containerDiskPrefix + volume name is the init container that copies a
+	// container disk.
+	containerDiskPrefix = "volume-"
+)
+
+// Paths of the binaries the launcher image ships.
+const (
+	LauncherBinary    = "/usr/bin/virt-launcher"
+	ImageCopyBinary   = "/usr/bin/virt-imagecopy"
+	defaultDiskSource = "/disk"
+)
+
+// SecretDirRoot is the parent of the mount points of cloud-init secrets in
+// the compute container: the secretRef of volume V is mounted at
+// SecretDirRoot/V/userdata and its networkDataSecretRef at
+// SecretDirRoot/V/networkdata, each a directory holding the secret's keys.
+const SecretDirRoot = "/var/run/virt-secrets"
+
+// UserDataSecretDir is where the user-data secret of volume V is mounted.
+func UserDataSecretDir(volume string) string {
+	return filepath.Join(SecretDirRoot, volume, "userdata")
+}
+
+// NetworkDataSecretDir is where the network-data secret of volume V is mounted.
+func NetworkDataSecretDir(volume string) string {
+	return filepath.Join(SecretDirRoot, volume, "networkdata")
+}
+
+// Config is what the pod takes from virt-controller's configuration rather
+// than from the VMI.
+type Config struct {
+	// LauncherImage runs virt-launcher and provides the copy tool.
+	LauncherImage string
+	// LauncherPullPolicy is the pull policy of the launcher image.
+	LauncherPullPolicy corev1.PullPolicy
+	// GracePeriodMargin is added to the VMI's grace period for the pod's, so
+	// the launcher can still destroy the guest and exit after the guest's own
+	// grace period ran out, before the kubelet kills it.
+	GracePeriodMargin int64
+	// RunAsUser, when set, is the UID (and GID and fsGroup) of every
+	// container of the pod; nil runs the images' own users.
+	RunAsUser *int64
+}
+
+// Name is the launcher pod's name. It is a function of the VMI's UID, not a
+// generateName: a second create of the same VMI's pod fails with
+// AlreadyExists, whatever any controller's cache says.
+func Name(vmi *virtv1.VirtualMachineInstance) string {
+	h := fnv.New32a()
+	h.Write([]byte(vmi.UID))
+	return fmt.Sprintf("virt-launcher-%s-%s", vmi.Name, utilrand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))[:5])
+}
+
+// New renders the launcher pod of vmi.
+func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
+	if cfg.LauncherImage == "" {
+		return nil, fmt.Errorf("no launcher image configured")
+	}
+	resources, err := Resources(vmi)
+	if err != nil {
+		return nil, fmt.Errorf("resources of VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	grace := virtv1.DefaultTerminationGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	v := newVolumes(vmi)
+
+	compute := corev1.Container{
+		Name:            ComputeContainer,
+		Image:           cfg.LauncherImage,
+		ImagePullPolicy: cfg.LauncherPullPolicy,
+		Command:         []string{LauncherBinary},
+		Args: []string{
+			"--vmi-namespace", vmi.Namespace,
+			"--vmi-name", vmi.Name,
+			"--vmi-uid", string(vmi.UID),
+			"--grace-period-seconds", strconv.FormatInt(grace, 10),
+		},
+		Resources:    resources,
+		VolumeMounts: v.computeMounts,
+		// The launcher is ready once it serves its socket: that readiness is
+		// what virt-controller waits for before handing the VMI to the node.
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{
+				Exec: &corev1.ExecAction{Command: []string{"cat", layout.ReadyFile(layout.PrivateDir)}},
+			},
+			PeriodSeconds: 1,
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          containerSecurityContext(),
+	}
+
+	labels := map[string]string{}
+	for k, val := range vmi.Labels {
+		labels[k] = val
+	}
+	labels[virtv1.CreatedByLabel] = string(vmi.UID)
+	labels[virtv1.VMINameLabel] = vmi.Name
+	labels[virtv1.ComponentLabel] = virtv1.LauncherComponent
+
+	hostname := vmi.Spec.Hostname
+	if hostname == "" {
+		hostname = vmi.Name
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      Name(vmi),
+			Namespace: vmi.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				// kubectl logs and exec pick the launcher without -c.
+				"kubectl.kubernetes.io/default-container": ComputeContainer,
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, virtv1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: ptr.To(grace + cfg.GracePeriodMargin),
+			// The launcher never talks to the Kubernetes API: the node daemon
+			// drives it over its socket.
+			AutomountServiceAccountToken: ptr.To(false),
+			EnableServiceLinks:           ptr.To(false),
+			NodeSelector:                 nodeSelector(vmi),
+			Affinity:                     vmi.Spec.Affinity.DeepCopy(),
+			Tolerations:                  append([]corev1.Toleration(nil), vmi.Spec.Tolerations...),
+			PriorityClassName:            vmi.Spec.PriorityClassName,
+			SchedulerName:                vmi.Spec.SchedulerName,
+			Hostname:                     hostname,
+			Subdomain:                    vmi.Spec.Subdomain,
+			ImagePullSecrets:             v.pullSecrets,
+			SecurityContext:              podSecurityContext(cfg.RunAsUser),
+			InitContainers:               initContainers(vmi, cfg),
+			Containers:                   []corev1.Container{compute},
+			Volumes:                      v.volumes,
+		},
+	}
+	return pod, nil
+}
+
+// nodeSelector is the VMI's plus the label virt-handler puts on the nodes it
+// runs on: a launcher on a node without a node daemon would never be started.
+func nodeSelector(vmi *virtv1.VirtualMachineInstance) map[string]string {
+	sel := map[string]string{virtv1.SchedulableNodeLabel: "true"}
+	for k, v := range vmi.Spec.NodeSelector {
+		sel[k] = v
+	}
+	return sel
+}
+
+// initContainers install the copy tool, then copy each container disk and the
+// kernel-boot files into the pod's emptyDirs, so that the launcher finds every
+// file where layout says before it starts.
+func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Container {
+	toolsMount := corev1.VolumeMount{Name: layout.ToolsVolume, MountPath: layout.ToolsDir}
+	disksMount := corev1.VolumeMount{Name: layout.DisksVolume, MountPath: layout.DisksDir}
+	copyTool := filepath.Join(layout.ToolsDir, layout.CopyToolName)
+
+	containers := []corev1.Container{{
+		Name:                     ToolsContainer,
+		Image:                    cfg.LauncherImage,
+		ImagePullPolicy:          cfg.LauncherPullPolicy,
+		Command:                  []string{ImageCopyBinary, "install", layout.ToolsDir},
+		VolumeMounts:             []corev1.VolumeMount{toolsMount},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          containerSecurityContext(),
+	}}
+	readOnlyTools := toolsMount
+	readOnlyTools.ReadOnly = true
+	for _, vol := range vmi.Spec.Volumes {
+		cd := vol.ContainerDisk
+		if cd == nil {
+			continue
+		}
+		src := cd.Path
+		if src == "" {
+			src = defaultDiskSource
+		}
+		containers = append(containers, corev1.Container{
+			Name:                     containerDiskPrefix + vol.Name,
+			Image:                    cd.Image,
+			ImagePullPolicy:          cd.ImagePullPolicy,
+			Command:                  []string{copyTool, "copy", src, layout.ContainerDiskImage(vol.Name)},
+			VolumeMounts:             []corev1.VolumeMount{readOnlyTools, disksMount},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			SecurityContext:          containerSecurityContext(),
+		})
+	}
+	if kb := kernelBoot(vmi); kb != nil {
+		cmd := []string{copyTool, "copy"}
+		if kb.KernelPath != "" {
+			cmd = append(cmd, kb.KernelPath, filepath.Join(layout.KernelBootDir, layout.KernelName))
+		}
+		if kb.InitrdPath != "" {
+			cmd = append(cmd, kb.InitrdPath, filepath.Join(layout.KernelBootDir, layout.InitrdName))
+		}
+		containers = append(containers, corev1.Container{
+			Name:            KernelBootContainer,
+			Image:           kb.Image,
+			ImagePullPolicy: kb.ImagePullPolicy,
+			Command:         cmd,
+			VolumeMounts: []corev1.VolumeMount{readOnlyTools,
+				{Name: layout.KernelBootVolume, MountPath: layout.KernelBootDir}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			SecurityContext:          containerSecurityContext(),
+		})
+	}
+	return containers
+}
+
+func kernelBoot(vmi *virtv1.VirtualMachineInstance) *virtv1.KernelBootContainer {
+	fw := vmi.Spec.Domain.Firmware
+	if fw == nil || fw.KernelBoot == nil {
+		return nil
+	}
+	return fw.KernelBoot.Container
+}
+
+// podSecurityContext runs every container as one unprivileged user whose
+// group owns the emptyDirs, so that the files the init containers copy are
+// the launcher's to write (qemu writes to its container-disk copies).
+func podSecurityContext(uid *int64) *corev1.PodSecurityContext {
+	sc := &corev1.PodSecurityContext{
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if uid != nil {
+		sc.RunAsUser = ptr.To(*uid)
+		sc.RunAsGroup = ptr.To(*uid)
+		sc.FSGroup = ptr.To(*uid)
+		sc.RunAsNonRoot = ptr.To(*uid != 0)
+	}
+	return sc
+}
+
+// containerSecurityContext drops every capability: guests run under TCG with
+// QEMU's user-mode network stack, which needs neither /dev/kvm nor
+// CAP_NET_ADMIN.
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}

@@ -1,0 +1,233 @@
+package launcherpod
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+var testConfig = Config{
+	LauncherImage:      "virt-launcher:dev",
+	LauncherPullPolicy: corev1.PullIfNotPresent,
+	GracePeriodMargin:  15,
+	RunAsUser:          ptr.To[int64](107),
+}
+
+func newVMI(mutate func(*virtv1.VirtualMachineInstance)) *virtv1.VirtualMachineInstance {
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm1", UID: "1111-2222", Labels: map[string]string{"app": "web"}},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{
+				Memory: &virtv1.Memory{Guest: ptr.To(resource.MustParse("128Mi"))},
+			},
+			TerminationGracePeriodSeconds: ptr.To[int64](30),
+		},
+	}
+	if mutate != nil {
+		mutate(vmi)
+	}
+	return vmi
+}
+
+func TestNewMinimal(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+		v.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+		v.Spec.PriorityClassName = "high"
+		v.Spec.SchedulerName = "sched"
+		v.Spec.Subdomain = "sub"
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Name != Name(vmi) || pod.Namespace != "ns" {
+		t.Errorf("pod is %s/%s, want ns/%s", pod.Namespace, pod.Name, Name(vmi))
+	}
+	wantLabels := map[string]string{
+		"app":                 "web",
+		virtv1.CreatedByLabel: "1111-2222",
+		virtv1.VMINameLabel:   "vm1",
+		virtv1.ComponentLabel: virtv1.LauncherComponent,
+	}
+	if d := cmp.Diff(wantLabels, pod.Labels); d != "" {
+		t.Errorf("labels (-want +got):\n%s", d)
+	}
+	if len(pod.OwnerReferences) != 1 {
+		t.Fatalf("owner references: %v", pod.OwnerReferences)
+	}
+	ref := pod.OwnerReferences[0]
+	if ref.UID != vmi.UID || ref.Kind != "VirtualMachineInstance" || ref.APIVersion != "virtualization.kubevirt.io/v1" ||
+		!ptr.Deref(ref.Controller, false) || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+		t.Errorf("owner reference %+v does not make the VMI the blocking controller", ref)
+	}
+	spec := pod.Spec
+	if spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %s", spec.RestartPolicy)
+	}
+	if got := ptr.Deref(spec.TerminationGracePeriodSeconds, 0); got != 45 {
+		t.Errorf("terminationGracePeriodSeconds = %d, want 30 + 15", got)
+	}
+	if ptr.Deref(spec.AutomountServiceAccountToken, true) {
+		t.Errorf("the service account token is mounted")
+	}
+	wantSel := map[string]string{"disk": "ssd", virtv1.SchedulableNodeLabel: "true"}
+	if d := cmp.Diff(wantSel, spec.NodeSelector); d != "" {
+		t.Errorf("nodeSelector (-want +got):\n%s", d)
+	}
+	if len(spec.Tolerations) != 1 || spec.PriorityClassName != "high" || spec.SchedulerName != "sched" {
+		t.Errorf("scheduling fields not copied: %+v", spec)
+	}
+	if spec.Hostname != "vm1" || spec.Subdomain != "sub" {
+		t.Errorf("hostname %q subdomain %q, want vm1 and sub", spec.Hostname, spec.Subdomain)
+	}
+	sc := spec.SecurityContext
+	if ptr.Deref(sc.RunAsUser, 0) != 107 || ptr.Deref(sc.FSGroup, 0) != 107 || !ptr.Deref(sc.RunAsNonRoot, false) {
+		t.Errorf("pod security context %+v", sc)
+	}
+
+	if len(spec.InitContainers) != 1 {
+		t.Fatalf("init containers %v, want only the tools installer", spec.InitContainers)
+	}
+	tools := spec.InitContainers[0]
+	if tools.Name != ToolsContainer || tools.Image != testConfig.LauncherImage ||
+		!slices.Equal(tools.Command, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}) {
+		t.Errorf("tools container %+v", tools)
+	}
+
+	if len(spec.Containers) != 1 {
+		t.Fatalf("containers %v", spec.Containers)
+	}
+	c := spec.Containers[0]
+	if c.Name != "compute" || c.Image != testConfig.LauncherImage || !slices.Equal(c.Command, []string{"/usr/bin/virt-launcher"}) {
+		t.Errorf("compute container %s %s %v", c.Name, c.Image, c.Command)
+	}
+	wantArgs := []string{"--vmi-namespace", "ns", "--vmi-name", "vm1", "--vmi-uid", "1111-2222", "--grace-period-seconds", "30"}
+	if !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("args %v, want %v", c.Args, wantArgs)
+	}
+	if p := c.ReadinessProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"cat", "/var/run/virt/launcher.ready"}) || p.PeriodSeconds != 1 {
+		t.Errorf("readiness probe %+v", p)
+	}
+	if csc := c.SecurityContext; ptr.Deref(csc.Privileged, true) || ptr.Deref(csc.AllowPrivilegeEscalation, true) ||
+		csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("compute security context %+v", csc)
+	}
+	wantMounts := map[string]string{layout.PrivateVolume: layout.PrivateDir, layout.DisksVolume: layout.DisksDir}
+	if d := cmp.Diff(wantMounts, mounts(c)); d != "" {
+		t.Errorf("compute mounts (-want +got):\n%s", d)
+	}
+	for _, v := range spec.Volumes {
+		if v.EmptyDir == nil {
+			t.Errorf("volume %s is not an emptyDir", v.Name)
+		}
+	}
+	if len(spec.Volumes) != 3 {
+		t.Errorf("volumes %v, want private, disks and tools", spec.Volumes)
+	}
+}
+
+func TestNewVolumes(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Volumes = []virtv1.Volume{
+			{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{
+				Image: "disk:1", ImagePullPolicy: corev1.PullNever, ImagePullSecret: "regcred"}}},
+			{Name: "data", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{
+				Image: "disk:2", Path: "/images/data.qcow2", ImagePullSecret: "regcred"}}},
+			{Name: "claim", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "pvc1"}}}},
+			{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{
+				SecretRef: &corev1.LocalObjectReference{Name: "ud"}, NetworkDataSecretRef: &corev1.LocalObjectReference{Name: "nd"}}}},
+			{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}},
+		}
+		v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{Container: &virtv1.KernelBootContainer{
+			Image: "kernel:1", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd", ImagePullSecret: "kcred"}}}
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type initC struct {
+		Name, Image string
+		Pull        corev1.PullPolicy
+		Command     []string
+	}
+	var got []initC
+	for _, c := range pod.Spec.InitContainers {
+		got = append(got, initC{c.Name, c.Image, c.ImagePullPolicy, c.Command})
+	}
+	want := []initC{
+		{"virt-tools", "virt-launcher:dev", corev1.PullIfNotPresent, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}},
+		{"volume-root", "disk:1", corev1.PullNever, []string{"/var/run/virt-tools/virt-imagecopy", "copy", "/disk", "/var/run/virt-disks/root/disk.img"}},
+		{"volume-data", "disk:2", "", []string{"/var/run/virt-tools/virt-imagecopy", "copy", "/images/data.qcow2", "/var/run/virt-disks/data/disk.img"}},
+		{"kernel-boot", "kernel:1", "", []string{"/var/run/virt-tools/virt-imagecopy", "copy",
+			"/boot/vmlinuz", "/var/run/virt-kernel-boot/kernel", "/boot/initrd", "/var/run/virt-kernel-boot/initrd"}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("init containers (-want +got):\n%s", d)
+	}
+	wantMounts := map[string]string{
+		layout.PrivateVolume:      layout.PrivateDir,
+		layout.DisksVolume:        layout.DisksDir,
+		layout.KernelBootVolume:   layout.KernelBootDir,
+		"pvc-2":                   "/var/run/virt-pvcs/claim",
+		"cloudinit-3-userdata":    "/var/run/virt-secrets/ci/userdata",
+		"cloudinit-3-networkdata": "/var/run/virt-secrets/ci/networkdata",
+	}
+	if d := cmp.Diff(wantMounts, mounts(pod.Spec.Containers[0])); d != "" {
+		t.Errorf("compute mounts (-want +got):\n%s", d)
+	}
+	vols := map[string]corev1.VolumeSource{}
+	for _, v := range pod.Spec.Volumes {
+		vols[v.Name] = v.VolumeSource
+	}
+	if pvc := vols["pvc-2"].PersistentVolumeClaim; pvc == nil || pvc.ClaimName != "pvc1" {
+		t.Errorf("pvc volume %+v", vols["pvc-2"])
+	}
+	if s := vols["cloudinit-3-userdata"].Secret; s == nil || s.SecretName != "ud" {
+		t.Errorf("user-data secret volume %+v", vols["cloudinit-3-userdata"])
+	}
+	if s := vols["cloudinit-3-networkdata"].Secret; s == nil || s.SecretName != "nd" {
+		t.Errorf("network-data secret volume %+v", vols["cloudinit-3-networkdata"])
+	}
+	wantSecrets := []corev1.LocalObjectReference{{Name: "kcred"}, {Name: "regcred"}}
+	if d := cmp.Diff(wantSecrets, pod.Spec.ImagePullSecrets); d != "" {
+		t.Errorf("image pull secrets (-want +got):\n%s", d)
+	}
+}
+
+func mounts(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, vm := range c.VolumeMounts {
+		m[vm.Name] = vm.MountPath
+	}
+	return m
+}
+
+func TestName(t *testing.T) {
+	a := newVMI(nil)
+	b := newVMI(func(v *virtv1.VirtualMachineInstance) { v.UID = "3333-4444" })
+	if Name(a) != Name(a.DeepCopy()) {
+		t.Errorf("Name is not a function of the VMI")
+	}
+	if Name(a) == Name(b) {
+		t.Errorf("two VMIs of one name but different UIDs share pod name %s", Name(a))
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := New(newVMI(nil), Config{}); err == nil {
+		t.Errorf("no error without a launcher image")
+	}
+	if _, err := New(newVMI(func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Memory = nil }), testConfig); err == nil {
+		t.Errorf("no error without any guest memory")
+	}
+}

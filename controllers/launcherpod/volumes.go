@@ -1,0 +1,72 @@
+package launcherpod
+
+import (
+	"fmt"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+// volumes are the pod's volumes, the compute container's mounts of them and
+// the pull secrets of the images the pod runs.
+type volumes struct {
+	volumes       []corev1.Volume
+	computeMounts []corev1.VolumeMount
+	pullSecrets   []corev1.LocalObjectReference
+}
+
+func (v *volumes) add(name, mountPath string, readOnly bool, src corev1.VolumeSource) {
+	v.volumes = append(v.volumes, corev1.Volume{Name: name, VolumeSource: src})
+	v.computeMounts = append(v.computeMounts, corev1.VolumeMount{Name: name, MountPath: mountPath, ReadOnly: readOnly})
+}
+
+// newVolumes names the pod's volumes after the layout's names, and the
+// volumes it derives from the VMI's by kind and index: a VMI volume may have
+// any DNS-label name, including one of the layout's, and a suffix could
+// push it past 63 characters.
+func newVolumes(vmi *virtv1.VirtualMachineInstance) *volumes {
+	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	v := &volumes{}
+	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir)
+	v.add(layout.DisksVolume, layout.DisksDir, false, emptyDir)
+	// The launcher does not need the tools; the volume exists for the init
+	// containers only.
+	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir})
+
+	secrets := sets.New[string]()
+	pullSecret := func(name string) {
+		if name != "" && !secrets.Has(name) {
+			secrets.Insert(name)
+			v.pullSecrets = append(v.pullSecrets, corev1.LocalObjectReference{Name: name})
+		}
+	}
+	if kb := kernelBoot(vmi); kb != nil {
+		v.add(layout.KernelBootVolume, layout.KernelBootDir, true, emptyDir)
+		pullSecret(kb.ImagePullSecret)
+	}
+	for i, vol := range vmi.Spec.Volumes {
+		switch {
+		case vol.ContainerDisk != nil:
+			pullSecret(vol.ContainerDisk.ImagePullSecret)
+		case vol.PersistentVolumeClaim != nil:
+			claim := vol.PersistentVolumeClaim.PersistentVolumeClaimVolumeSource
+			v.add(fmt.Sprintf("pvc-%d", i), filepath.Join(layout.PVCDirRoot, vol.Name), claim.ReadOnly,
+				corev1.VolumeSource{PersistentVolumeClaim: &claim})
+		case vol.CloudInitNoCloud != nil:
+			ci := vol.CloudInitNoCloud
+			if ci.SecretRef != nil {
+				v.add(fmt.Sprintf("cloudinit-%d-userdata", i), UserDataSecretDir(vol.Name), true,
+					corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ci.SecretRef.Name}})
+			}
+			if ci.NetworkDataSecretRef != nil {
+				v.add(fmt.Sprintf("cloudinit-%d-networkdata", i), NetworkDataSecretDir(vol.Name), true,
+					corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ci.NetworkDataSecretRef.Name}})
+			}
+		}
+	}
+	return v
+}
