@@ -1,0 +1,242 @@
+package hypervisor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"libvirt.org/go/libvirt"
+	"libvirt.org/go/libvirtxml"
+)
+
+// Event is a domain lifecycle event, named as libvirt names it, lower case:
+// Type "started", "stopped", ...; Detail for "stopped": "shutdown",
+// "destroyed", "crashed", "failed", ...
+type Event struct {
+	Domain string
+	Type   string
+	Detail string
+}
+
+// Status is the state of a domain and libvirt's reason for it.
+type Status struct {
+	// State: "running", "blocked", "paused", "shutdown" (shutting down),
+	// "shutoff", "crashed", "pmsuspended" or "nostate".
+	State  string
+	Reason string
+}
+
+// Info describes the libvirt behind a connection.
+type Info struct {
+	URI               string
+	LibvirtVersion    string
+	HypervisorVersion string
+	// Driver is libvirt's name of the hypervisor driver: "QEMU" or "TEST".
+	Driver string
+	Arch   string
+	// MachineTypes are the machine types of Arch, canonical and alias names.
+	MachineTypes []string
+	// DomainTypes are the domain types libvirt offers for Arch ("kvm", "qemu").
+	DomainTypes []string
+}
+
+// Conn is an open libvirt connection with its lifecycle events.
+type Conn struct {
+	conn   *libvirt.Connect
+	uri    string
+	events chan Event
+	cbID   int
+}
+
+var eventLoop sync.Once
+
+// startEventLoop runs libvirt's default event loop for the whole process; it
+// must be registered before the first connection is opened.
+func startEventLoop() error {
+	var err error
+	eventLoop.Do(func() {
+		if err = libvirt.EventRegisterDefaultImpl(); err != nil {
+			return
+		}
+		go func() {
+			for libvirt.EventRunDefaultImpl() == nil {
+			}
+		}()
+	})
+	return err
+}
+
+// Open connects to uri and subscribes to the lifecycle events of all its
+// domains. Events are delivered on Events(); a consumer that falls behind by
+// more than 256 events loses the oldest ones' order, never the callback.
+func Open(uri string) (*Conn, error) {
+	if err := startEventLoop(); err != nil {
+		return nil, fmt.Errorf("start libvirt event loop: %w", err)
+	}
+	conn, err := libvirt.NewConnect(uri)
+	if err != nil {
+		return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
+	}
+	c := &Conn{conn: conn, uri: uri, events: make(chan Event, 256)}
+	c.cbID, err = conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, e *libvirt.DomainEventLifecycle) {
+		name, _ := d.GetName()
+		c.events <- Event{Domain: name, Type: eventTypeName(e.Event), Detail: eventDetailName(e)}
+	})
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("register lifecycle events on %s: %w", uri, err)
+	}
+	return c, nil
+}
+
+// Events delivers the lifecycle events of all domains of the connection.
+func (c *Conn) Events() <-chan Event { return c.events }
+
+// Close unsubscribes and closes the connection.
+func (c *Conn) Close() error {
+	_ = c.conn.DomainEventDeregister(c.cbID)
+	if _, err := c.conn.Close(); err != nil {
+		return fmt.Errorf("close libvirt connection: %w", err)
+	}
+	return nil
+}
+
+// Info reports versions and capabilities.
+func (c *Conn) Info() (Info, error) {
+	info := Info{URI: c.uri}
+	lv, err := c.conn.GetLibVersion()
+	if err != nil {
+		return info, fmt.Errorf("libvirt version: %w", err)
+	}
+	info.LibvirtVersion = version(lv)
+	if hv, err := c.conn.GetVersion(); err == nil {
+		info.HypervisorVersion = version(hv)
+	}
+	if info.Driver, err = c.conn.GetType(); err != nil {
+		return info, fmt.Errorf("libvirt driver type: %w", err)
+	}
+	capsXML, err := c.conn.GetCapabilities()
+	if err != nil {
+		return info, fmt.Errorf("libvirt capabilities: %w", err)
+	}
+	var caps libvirtxml.Caps
+	if err := caps.Unmarshal(capsXML); err != nil {
+		return info, fmt.Errorf("parse libvirt capabilities: %w", err)
+	}
+	info.Arch = caps.Host.CPU.Arch
+	for _, g := range caps.Guests {
+		if g.Arch.Name != info.Arch || g.OSType != "hvm" {
+			continue
+		}
+		for _, m := range g.Arch.Machines {
+			info.MachineTypes = append(info.MachineTypes, m.Name)
+		}
+		for _, d := range g.Arch.Domains {
+			info.DomainTypes = append(info.DomainTypes, d.Type)
+		}
+	}
+	return info, nil
+}
+
+// version formats libvirt's major*1000000+minor*1000+micro.
+func version(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v/1000000, v/1000%1000, v%1000)
+}
+
+// ErrNotFound is returned for a domain that is not defined.
+var ErrNotFound = errors.New("domain not found")
+
+func (c *Conn) lookup(name string) (*libvirt.Domain, error) {
+	d, err := c.conn.LookupDomainByName(name)
+	if err != nil {
+		var lerr libvirt.Error
+		if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN {
+			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("look up domain %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// do runs op on the named domain.
+func (c *Conn) do(name, what string, op func(*libvirt.Domain) error) error {
+	d, err := c.lookup(name)
+	if err != nil {
+		return err
+	}
+	defer d.Free()
+	if err := op(d); err != nil {
+		return fmt.Errorf("%s domain %s: %w", what, name, err)
+	}
+	return nil
+}
+
+// Define defines (or redefines) a persistent domain from its XML.
+func (c *Conn) Define(xml string) error {
+	d, err := c.conn.DomainDefineXML(xml)
+	if err != nil {
+		return fmt.Errorf("define domain: %w", err)
+	}
+	return d.Free()
+}
+
+// Start boots a defined, shut off domain.
+func (c *Conn) Start(name string) error {
+	return c.do(name, "start", (*libvirt.Domain).Create)
+}
+
+// Shutdown presses the domain's ACPI power button.
+func (c *Conn) Shutdown(name string) error {
+	return c.do(name, "shut down", func(d *libvirt.Domain) error {
+		return d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+	})
+}
+
+// Destroy stops the domain at once.
+func (c *Conn) Destroy(name string) error {
+	return c.do(name, "destroy", (*libvirt.Domain).Destroy)
+}
+
+// Pause stops the domain's vCPUs.
+func (c *Conn) Pause(name string) error {
+	return c.do(name, "pause", (*libvirt.Domain).Suspend)
+}
+
+// Unpause resumes the domain's vCPUs.
+func (c *Conn) Unpause(name string) error {
+	return c.do(name, "unpause", (*libvirt.Domain).Resume)
+}
+
+// Status reports the domain's state.
+func (c *Conn) Status(name string) (Status, error) {
+	var s Status
+	err := c.do(name, "get state of", func(d *libvirt.Domain) error {
+		state, reason, err := d.GetState()
+		if err != nil {
+			return err
+		}
+		s = Status{State: stateName(state), Reason: reasonName(state, reason)}
+		return nil
+	})
+	return s, err
+}
+
+// Domain returns the live definition of the domain, with what libvirt filled
+// in (MAC addresses, PCI addresses, machine type).
+func (c *Conn) Domain(name string) (*libvirtxml.Domain, error) {
+	var dom libvirtxml.Domain
+	err := c.do(name, "get XML of", func(d *libvirt.Domain) error {
+		x, err := d.GetXMLDesc(0)
+		if err != nil {
+			return err
+		}
+		return dom.Unmarshal(x)
+	})
+	return &dom, err
+}
+
+// IsNotFound reports whether err says the domain does not exist.
+func IsNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || err != nil && strings.Contains(err.Error(), "Domain not found")
+}

@@ -1,0 +1,9 @@
+// Package hypervisor is the launcher's libvirt: it opens the connection
+// (by default the embedded QEMU driver, qemu:///embed, so each launcher has a
+// private libvirt without a daemon), prepares the embedded driver's root
+// directory, runs libvirt's event loop and turns lifecycle callbacks into
+// plain Go values, and performs the few domain operations the launcher needs.
+//
+// It is the only package of the project that imports libvirt (cgo). It knows
+// nothing of the API types: callers hand it domain XML and domain names.
+package hypervisor

@@ -1,0 +1,133 @@
+package hypervisor
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EmbedURI is the URI of the embedded QEMU driver rooted at root.
+func EmbedURI(root string) string {
+	return "qemu:///embed?root=" + url.QueryEscape(root)
+}
+
+// EmbedRoot returns the root directory of an embedded-driver URI, or "" for
+// any other URI.
+func EmbedRoot(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "qemu" || u.Path != "/embed" {
+		return ""
+	}
+	return u.Query().Get("root")
+}
+
+// QEMUConf is the embedded driver's qemu.conf. A launcher runs in an
+// unprivileged container as the pod's user, without systemd, virtlogd or
+// write access to the node's cgroups, so each setting turns off something
+// libvirt would otherwise do with privileges it does not have there.
+func QEMUConf(uid, gid int) string {
+	return fmt.Sprintf(`# Written by virt-launcher; see docs/launcher.md.
+# QEMU's stdout/stderr go to a file under log/, not to virtlogd (none runs in a pod).
+stdio_handler = "file"
+# The pod's cgroup is the kubelet's to manage; the container cannot write the
+# cgroup tree anyway.
+cgroup_controllers = [ ]
+# A private /dev mount namespace per QEMU needs CAP_SYS_ADMIN.
+namespaces = [ ]
+# No SELinux/AppArmor/DAC relabelling: QEMU runs as the launcher's own user
+# and the pod's files already belong to it.
+security_driver = "none"
+dynamic_ownership = 0
+remember_owner = 0
+user = "+%d"
+group = "+%d"
+`, uid, gid)
+}
+
+// capsCacheDir is where the embedded driver caches QEMU's capabilities.
+func capsCacheDir(root string) string {
+	return filepath.Join(root, "cache", "qemu", "capabilities")
+}
+
+// PrepareEmbedRoot creates the embedded driver's root with its qemu.conf and,
+// when sharedCache is not empty, seeds its QEMU capabilities cache from there:
+// probing QEMU costs seconds on every fresh root, and libvirt re-probes by
+// itself when a cached entry does not match the host or binary.
+func PrepareEmbedRoot(root, sharedCache string) error {
+	etc := filepath.Join(root, "etc")
+	if err := os.MkdirAll(etc, 0o700); err != nil {
+		return fmt.Errorf("create embedded libvirt root: %w", err)
+	}
+	conf := QEMUConf(os.Getuid(), os.Getgid())
+	if err := os.WriteFile(filepath.Join(etc, "qemu.conf"), []byte(conf), 0o600); err != nil {
+		return fmt.Errorf("write qemu.conf: %w", err)
+	}
+	if sharedCache == "" {
+		return nil
+	}
+	_, err := copyXMLFiles(sharedCache, capsCacheDir(root))
+	return err
+}
+
+// SaveCapabilitiesCache copies the root's QEMU capabilities cache to
+// sharedCache for the next launcher, replacing entries atomically, and
+// returns how many files changed.
+func SaveCapabilitiesCache(root, sharedCache string) (int, error) {
+	if sharedCache == "" {
+		return 0, nil
+	}
+	return copyXMLFiles(capsCacheDir(root), sharedCache)
+}
+
+// copyXMLFiles copies the *.xml files of from that differ in to, each through
+// a temporary file and a rename, so concurrent launchers never see half a file.
+func copyXMLFiles(from, to string) (int, error) {
+	entries, err := os.ReadDir(from)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read capabilities cache %s: %w", from, err)
+	}
+	changed := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".xml") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return changed, fmt.Errorf("read capabilities cache: %w", err)
+		}
+		dst := filepath.Join(to, e.Name())
+		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+			continue
+		}
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			return changed, fmt.Errorf("create capabilities cache %s: %w", to, err)
+		}
+		tmp, err := os.CreateTemp(to, ".tmp-*")
+		if err != nil {
+			return changed, fmt.Errorf("write capabilities cache: %w", err)
+		}
+		_, werr := tmp.Write(data)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), 0o644)
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), dst)
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return changed, fmt.Errorf("write capabilities cache %s: %w", dst, werr)
+		}
+		changed++
+	}
+	return changed, nil
+}
