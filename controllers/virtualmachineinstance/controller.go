@@ -1,0 +1,222 @@
+package virtualmachineinstance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/expectation"
+	"kubevirt.dev/virt/controllers/launcherpod"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
+	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
+	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
+)
+
+// podIndex indexes launcher pods by the UID of their VMI (CreatedByLabel).
+const podIndex = "virtualization.kubevirt.io/vmi-uid"
+
+// Event reasons on the VMI.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedDelete     = "FailedDelete"
+	ReasonHandedOff        = "Scheduled"
+)
+
+// Controller is the VMI controller. Create it with New and start it with Run.
+type Controller struct {
+	kube kubernetes.Interface
+	virt virtclient.Interface
+
+	vmiLister  virtlisters.VirtualMachineInstanceLister
+	podLister  corelisters.PodLister
+	podIndexer cache.Indexer
+	synced     []cache.InformerSynced
+
+	queue        workqueue.TypedRateLimitingInterface[string]
+	expectations *expectation.Expectations
+	recorder     record.EventRecorder
+	clock        clock.WithTicker
+	podConfig    launcherpod.Config
+}
+
+// New wires the controller to its informers. The pod informer should watch
+// launcher pods only (ComponentLabel=virt-launcher); others are ignored.
+func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interface,
+	vmis virtinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer,
+	recorder record.EventRecorder, podConfig launcherpod.Config, c clock.WithTicker) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	ctrl := &Controller{
+		kube:         kube,
+		virt:         virt,
+		vmiLister:    vmis.Lister(),
+		podLister:    pods.Lister(),
+		podIndexer:   pods.Informer().GetIndexer(),
+		synced:       []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced},
+		expectations: expectation.New(expectation.DefaultTTL, c),
+		recorder:     recorder,
+		clock:        c,
+		podConfig:    podConfig,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "virtualmachineinstance", Clock: c},
+		),
+	}
+	if err := pods.Informer().AddIndexers(cache.Indexers{podIndex: indexByVMIUID}); err != nil {
+		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
+	}
+	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ctrl.enqueue,
+		UpdateFunc: func(_, obj any) { ctrl.enqueue(obj) },
+		DeleteFunc: ctrl.enqueue,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("watch VMIs: %w", err)
+	}
+	if _, err := pods.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ctrl.addPod,
+		UpdateFunc: ctrl.updatePod,
+		DeleteFunc: ctrl.deletePod,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("watch launcher pods: %w", err)
+	}
+	return ctrl, nil
+}
+
+func indexByVMIUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if uid, ok := pod.Labels[virtv1.CreatedByLabel]; ok {
+		return []string{uid}, nil
+	}
+	return nil, nil
+}
+
+// Run syncs VMIs with workers goroutines until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting VMI controller")
+	defer logger.Info("Stopped VMI controller")
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		return fmt.Errorf("VMI controller: caches did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "vmi", key)
+	err := c.sync(klog.NewContext(ctx, logger), key)
+	if err == nil {
+		// Forget resets the key's back-off: the next failure starts short again.
+		c.queue.Forget(key)
+		return true
+	}
+	logger.Error(err, "Sync failed, requeuing")
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// vmiKey is the key of the VMI that controls pod, or "" for pods that are
+// not launcher pods.
+func vmiKey(pod *corev1.Pod) string {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "VirtualMachineInstance" || ref.APIVersion != virtv1.SchemeGroupVersion.String() {
+		return ""
+	}
+	return pod.Namespace + "/" + ref.Name
+}
+
+func (c *Controller) addPod(obj any) {
+	pod := obj.(*corev1.Pod)
+	key := vmiKey(pod)
+	if key == "" {
+		return
+	}
+	c.expectations.CreationObserved(key)
+	if pod.DeletionTimestamp != nil {
+		c.expectations.DeletionObserved(key, string(pod.UID))
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) updatePod(oldObj, newObj any) {
+	oldPod, pod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
+	if oldPod.ResourceVersion == pod.ResourceVersion {
+		// A resync: nothing changed that a sync could act on.
+		return
+	}
+	key := vmiKey(pod)
+	if key == "" {
+		return
+	}
+	// A pod marked for deletion is as good as gone for the expectations:
+	// the delete was accepted; waiting for the kubelet would only delay.
+	if pod.DeletionTimestamp != nil {
+		c.expectations.DeletionObserved(key, string(pod.UID))
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) deletePod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected object in pod delete event: %T", obj))
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected tombstone object in pod delete event: %T", tombstone.Obj))
+			return
+		}
+	}
+	key := vmiKey(pod)
+	if key == "" {
+		return
+	}
+	c.expectations.DeletionObserved(key, string(pod.UID))
+	c.queue.Add(key)
+}

@@ -1,0 +1,12 @@
+// Package virtualmachineinstance is the VMI controller of virt-controller: it
+// creates the one launcher pod of each VirtualMachineInstance, moves the VMI
+// through Pending, Scheduling and Scheduled, and hands it to the node by
+// setting status.nodeName once the launcher in the pod is ready. From then on
+// the VMI's phase, Ready condition and interfaces are the node daemon's; this
+// controller only cleans up: it deletes the pod once the guest is down, and
+// removes the launcher-pod finalizer once no pod is left.
+//
+// It owns the launcher pods (rendered by controllers/launcherpod) and the
+// VirtualMachineInstanceLauncherPodFinalizer. It never imports the node or
+// the launcher packages: they talk to it only through the VMI's status.
+package virtualmachineinstance

@@ -1,0 +1,162 @@
+package virtualmachineinstance
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/launcherpod"
+)
+
+// nextStatus is the status of a VMI that is not yet handed off, given its
+// launcher pod, and whether the change is worth a write of its own.
+//
+// Some changes ride along with the next write instead of causing one: the
+// pod's node appearing in activePods and the pod's PodScheduled condition
+// turning True. Written eagerly, each would add a status write between
+// Scheduling and Scheduled to every VMI; the Scheduled write carries both.
+func nextStatus(old *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) (*virtv1.VirtualMachineInstanceStatus, bool) {
+	s := old.DeepCopy()
+	switch {
+	case pod.DeletionTimestamp != nil:
+		s.Phase, s.Reason = virtv1.Failed, virtv1.ReasonPodDeleted
+	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+		// A launcher that exits before the hand-off never ran a guest,
+		// whatever its exit code.
+		s.Phase, s.Reason = virtv1.Failed, virtv1.ReasonPodFailed
+	case pod.Status.Phase == corev1.PodRunning && podReady(pod) && pod.Spec.NodeName != "":
+		s.Phase = virtv1.Scheduled
+		s.NodeName = pod.Spec.NodeName
+		s.LauncherContainerImageVersion = computeImage(pod)
+	default:
+		s.Phase = virtv1.Scheduling
+	}
+	s.ActivePods = map[types.UID]string{pod.UID: pod.Spec.NodeName}
+	if c := podCondition(pod, corev1.PodScheduled); c != nil {
+		setCondition(s, virtv1.VirtualMachineInstanceCondition{
+			Type:               virtv1.VirtualMachineInstancePodScheduled,
+			Status:             c.Status,
+			LastProbeTime:      c.LastProbeTime,
+			LastTransitionTime: c.LastTransitionTime,
+			Reason:             c.Reason,
+			Message:            c.Message,
+		})
+	}
+	if s.Phase != old.Phase {
+		setPhaseTimestamp(s, now)
+	}
+	return s, eagerChange(old, s)
+}
+
+// eagerChange reports whether s differs from old in more than the changes
+// that wait for the next write.
+func eagerChange(old, s *virtv1.VirtualMachineInstanceStatus) bool {
+	if s.Phase != old.Phase || s.Reason != old.Reason || s.NodeName != old.NodeName {
+		return true
+	}
+	if !sets.KeySet(s.ActivePods).Equal(sets.KeySet(old.ActivePods)) {
+		return true
+	}
+	oc := condition(old, virtv1.VirtualMachineInstancePodScheduled)
+	nc := condition(s, virtv1.VirtualMachineInstancePodScheduled)
+	switch {
+	case nc == nil:
+		return false
+	case oc == nil:
+		return nc.Status != corev1.ConditionTrue
+	default:
+		return oc.Status != nc.Status || oc.Reason != nc.Reason || oc.Message != nc.Message
+	}
+}
+
+// failedStatus is old moved to Failed for reason.
+func failedStatus(old *virtv1.VirtualMachineInstanceStatus, reason string, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
+	s := old.DeepCopy()
+	s.Phase, s.Reason = virtv1.Failed, reason
+	if s.Phase != old.Phase {
+		setPhaseTimestamp(s, now)
+	}
+	return s
+}
+
+func setPhaseTimestamp(s *virtv1.VirtualMachineInstanceStatus, now metav1.Time) {
+	s.PhaseTransitionTimestamps = append(s.PhaseTransitionTimestamps, virtv1.VirtualMachineInstancePhaseTransitionTimestamp{
+		Phase:                    s.Phase,
+		PhaseTransitionTimestamp: now,
+	})
+}
+
+func condition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func setCondition(s *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition) {
+	if old := condition(s, c.Type); old != nil {
+		*old = c
+		return
+	}
+	s.Conditions = append(s.Conditions, c)
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	c := podCondition(pod, corev1.PodReady)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+func computeImage(pod *corev1.Pod) string {
+	for _, c := range pod.Spec.Containers {
+		if c.Name == launcherpod.ComputeContainer {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// launcherExited reports whether the launcher of pod has exited: then no
+// guest runs in it, whatever the VMI says.
+func launcherExited(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == launcherpod.ComputeContainer && cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// failureMessage says why pod failed, for the VMI's event.
+func failureMessage(pod *corev1.Pod) string {
+	if pod.DeletionTimestamp != nil {
+		return fmt.Sprintf("launcher pod %s was deleted before the VMI was handed to a node", pod.Name)
+	}
+	msg := fmt.Sprintf("launcher pod %s ended (%s) before the VMI was handed to a node", pod.Name, pod.Status.Phase)
+	if pod.Status.Message != "" {
+		return msg + ": " + pod.Status.Message
+	}
+	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf("%s: container %s exited with %d (%s) %s", msg, cs.Name, t.ExitCode, t.Reason, t.Message)
+		}
+	}
+	return msg
+}
