@@ -189,7 +189,14 @@ func (c *Conn) Start(name string) error {
 // Shutdown presses the domain's ACPI power button.
 func (c *Conn) Shutdown(name string) error {
 	return c.do(name, "shut down", func(d *libvirt.Domain) error {
-		return d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+		err := d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+		var lerr libvirt.Error
+		if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_INVALID_ARG {
+			// The test driver knows no shutdown methods; its default is
+			// the only one it has.
+			return d.Shutdown()
+		}
+		return err
 	})
 }
 

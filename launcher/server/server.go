@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/disk"
+	"kubevirt.dev/virt/launcher/domain"
+	"kubevirt.dev/virt/launcher/hypervisor"
+)
+
+// Config is what a Server knows about its VMI and host.
+type Config struct {
+	VMI *apiv1.VMIRef
+	// GracePeriod is the default of Shutdown and of SIGTERM.
+	GracePeriod time.Duration
+	// Info is what Info answers; its DomainType is the type of the domain.
+	Info *apiv1.InfoResponse
+	// Disks are where the volumes' files are.
+	Disks disk.Dirs
+	// Host carries the converter's paths (kernel, serial, firmware); its
+	// Type and Disks are filled in by the server.
+	Host domain.Host
+	// FinalStateFile receives the domain as it ended, as JSON (protojson of
+	// apiv1.Domain). Empty: not written.
+	FinalStateFile string
+	// RepressInterval is how often the ACPI power button is pressed again
+	// while a shutdown waits: a guest still booting misses the first press.
+	RepressInterval time.Duration
+}
+
+// Server is the launcher's gRPC service and the owner of its domain.
+type Server struct {
+	apiv1.UnimplementedLauncherServer
+
+	cfg  Config
+	conn *hypervisor.Conn
+	name string
+
+	mu         sync.Mutex
+	started    bool
+	final      *apiv1.Domain
+	shutdown   bool
+	deadline   time.Time
+	destroyed  bool
+	interfaces []*apiv1.Interface
+	changed    time.Time
+	watchers   map[chan *apiv1.DomainEvent]struct{}
+	done       chan struct{}
+}
+
+// New returns a server for the domain of cfg.VMI on conn. Run must be running
+// for it to see the domain's events.
+func New(conn *hypervisor.Conn, cfg Config) *Server {
+	if cfg.RepressInterval <= 0 {
+		cfg.RepressInterval = 5 * time.Second
+	}
+	return &Server{
+		cfg:      cfg,
+		conn:     conn,
+		name:     domain.Name(cfg.VMI.Namespace, cfg.VMI.Name, typesUID(cfg.VMI.Uid)),
+		watchers: map[chan *apiv1.DomainEvent]struct{}{},
+		done:     make(chan struct{}),
+		changed:  time.Now(),
+	}
+}
+
+// DomainName is the libvirt name of the server's domain.
+func (s *Server) DomainName() string { return s.name }
+
+// Done is closed once the domain has stopped after running.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Final is the domain as it ended, or nil while it has not.
+func (s *Server) Final() *apiv1.Domain {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.final
+}
+
+// Started reports whether the domain was started.
+func (s *Server) Started() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// Info reports versions and capabilities.
+func (s *Server) Info(context.Context, *apiv1.InfoRequest) (*apiv1.InfoResponse, error) {
+	return s.cfg.Info, nil
+}
+
+// Sync defines the domain if missing and starts it if stopped.
+func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncResponse, error) {
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
+	}
+	if string(vmi.UID) != s.cfg.VMI.Uid || vmi.Namespace != s.cfg.VMI.Namespace || vmi.Name != s.cfg.VMI.Name {
+		return nil, status.Errorf(codes.InvalidArgument, "VMI %s/%s (uid %s) is not this launcher's %s/%s (uid %s)",
+			vmi.Namespace, vmi.Name, vmi.UID, s.cfg.VMI.Namespace, s.cfg.VMI.Name, s.cfg.VMI.Uid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.final != nil:
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped (%s)", s.name, s.final.StopReason)
+	case s.shutdown:
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is shutting down", s.name)
+	}
+	st, err := s.conn.Status(s.name)
+	if hypervisor.IsNotFound(err) {
+		if err := s.define(vmi); err != nil {
+			return nil, status.Errorf(codes.Internal, "%v", err)
+		}
+		st, err = s.conn.Status(s.name)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	if st.State == "shutoff" || st.State == "crashed" {
+		if s.started {
+			return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.name)
+		}
+		klog.FromContext(ctx).Info("Starting domain", "domain", s.name)
+		if err := s.conn.Start(s.name); err != nil {
+			return nil, status.Errorf(codes.Internal, "%v", err)
+		}
+		s.started = true
+		s.changed = time.Now()
+	}
+	if err := s.readInterfaces(vmi); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &apiv1.SyncResponse{Domain: s.snapshotLocked()}, nil
+}
+
+// define prepares the volumes' files and defines the domain.
+func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
+	disks, err := disk.Prepare(vmi, s.cfg.Disks)
+	if err != nil {
+		return fmt.Errorf("prepare volumes: %w", err)
+	}
+	host := s.cfg.Host
+	host.Type = s.cfg.Info.GetDomainType()
+	host.Disks = disks
+	d, err := domain.Convert(vmi, host)
+	if err != nil {
+		return fmt.Errorf("convert VMI to domain: %w", err)
+	}
+	xml, err := d.Marshal()
+	if err != nil {
+		return fmt.Errorf("marshal domain %s: %w", s.name, err)
+	}
+	return s.conn.Define(xml)
+}
+
+// readInterfaces learns the NICs' MAC addresses libvirt chose.
+func (s *Server) readInterfaces(vmi *virtv1.VirtualMachineInstance) error {
+	d, err := s.conn.Domain(s.name)
+	if err != nil {
+		return err
+	}
+	byAlias := map[string]string{}
+	if d.Devices != nil {
+		for _, i := range d.Devices.Interfaces {
+			if i.Alias != nil && i.MAC != nil {
+				byAlias[i.Alias.Name] = i.MAC.Address
+			}
+		}
+	}
+	s.interfaces = nil
+	for _, i := range vmi.Spec.Domain.Devices.Interfaces {
+		s.interfaces = append(s.interfaces, &apiv1.Interface{
+			Name: i.Name, Model: i.Model, Mac: byAlias[domain.AliasPrefix+i.Name],
+		})
+	}
+	return nil
+}
+
+// Shutdown presses the power button and destroys the domain after the grace
+// period.
+func (s *Server) Shutdown(ctx context.Context, req *apiv1.ShutdownRequest) (*apiv1.ShutdownResponse, error) {
+	grace := s.cfg.GracePeriod
+	if req.GracePeriodSeconds != nil {
+		grace = time.Duration(req.GetGracePeriodSeconds()) * time.Second
+	}
+	if err := s.RequestShutdown(ctx, grace); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &apiv1.ShutdownResponse{}, nil
+}
+
+// RequestShutdown starts a graceful shutdown: the ACPI power button now and
+// every RepressInterval, and a destroy once grace has passed. A later request
+// may shorten the grace period, never extend it. Without a running domain it
+// does nothing.
+func (s *Server) RequestShutdown(ctx context.Context, grace time.Duration) error {
+	logger := klog.FromContext(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.final != nil {
+		return nil
+	}
+	deadline := time.Now().Add(grace)
+	if s.shutdown && !deadline.Before(s.deadline) {
+		return nil
+	}
+	first := !s.shutdown
+	s.shutdown, s.deadline = true, deadline
+	s.changed = time.Now()
+	logger.Info("Shutting down domain", "domain", s.name, "gracePeriod", grace)
+	if grace <= 0 {
+		return s.destroyLocked(ctx, "grace period is zero")
+	}
+	if err := s.conn.Shutdown(s.name); err != nil {
+		// A paused guest cannot react; the destroy at the deadline ends it.
+		logger.Error(err, "ACPI shutdown failed, waiting for the grace period", "domain", s.name)
+	}
+	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_SHUTDOWN, Detail: "requested"})
+	if first {
+		go s.enforce(ctx)
+	}
+	return nil
+}
+
+// enforce presses the power button again now and then and destroys the
+// domain at the deadline, until the domain has ended.
+func (s *Server) enforce(ctx context.Context) {
+	repress := time.NewTicker(s.cfg.RepressInterval)
+	defer repress.Stop()
+	for {
+		s.mu.Lock()
+		wait := time.Until(s.deadline)
+		s.mu.Unlock()
+		select {
+		case <-s.done:
+			return
+		case <-repress.C:
+			if err := s.conn.Shutdown(s.name); err != nil {
+				klog.FromContext(ctx).V(2).Info("ACPI shutdown repeat failed", "domain", s.name, "err", err)
+			}
+		case <-time.After(wait):
+			s.mu.Lock()
+			if time.Now().Before(s.deadline) {
+				// The deadline moved while waiting: wait for the new one.
+				s.mu.Unlock()
+				continue
+			}
+			err := s.destroyLocked(ctx, "grace period expired")
+			s.mu.Unlock()
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Destroy after grace period failed", "domain", s.name)
+			}
+			return
+		}
+	}
+}
+
+func (s *Server) destroyLocked(ctx context.Context, why string) error {
+	if s.final != nil || s.destroyed {
+		return nil
+	}
+	klog.FromContext(ctx).Info("Destroying domain", "domain", s.name, "reason", why)
+	s.destroyed = true
+	if err := s.conn.Destroy(s.name); err != nil {
+		s.destroyed = false
+		return err
+	}
+	return nil
+}
+
+// Kill destroys the domain at once.
+func (s *Server) Kill(ctx context.Context, _ *apiv1.KillRequest) (*apiv1.KillResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return &apiv1.KillResponse{}, nil
+	}
+	if err := s.destroyLocked(ctx, "kill requested"); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &apiv1.KillResponse{}, nil
+}
+
+// Pause stops the vCPUs.
+func (s *Server) Pause(context.Context, *apiv1.PauseRequest) (*apiv1.PauseResponse, error) {
+	if err := s.whileRunning(s.conn.Pause); err != nil {
+		return nil, err
+	}
+	return &apiv1.PauseResponse{}, nil
+}
+
+// Unpause resumes the vCPUs.
+func (s *Server) Unpause(context.Context, *apiv1.UnpauseRequest) (*apiv1.UnpauseResponse, error) {
+	if err := s.whileRunning(s.conn.Unpause); err != nil {
+		return nil, err
+	}
+	return &apiv1.UnpauseResponse{}, nil
+}
+
+func (s *Server) whileRunning(op func(string) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.final != nil {
+		return status.Errorf(codes.FailedPrecondition, "domain %s is not running", s.name)
+	}
+	if err := op(s.name); err != nil {
+		return status.Errorf(codes.Internal, "%v", err)
+	}
+	return nil
+}
+
+// GetDomain reports the domain.
+func (s *Server) GetDomain(context.Context, *apiv1.GetDomainRequest) (*apiv1.GetDomainResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &apiv1.GetDomainResponse{Domain: s.snapshotLocked()}, nil
+}
+
+// writeFinal records the final domain next to the socket, so a node daemon
+// that was not connected when the guest ended still learns how.
+func writeFinal(path string, d *apiv1.Domain) error {
+	if path == "" {
+		return nil
+	}
+	data, err := marshalDomain(d)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write final state: %w", err)
+	}
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write final state: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return errors.Join(fmt.Errorf("write final state: %w", err), os.Remove(tmp))
+	}
+	return nil
+}

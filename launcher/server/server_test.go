@@ -1,0 +1,302 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/disk"
+	"kubevirt.dev/virt/launcher/domain"
+	"kubevirt.dev/virt/launcher/hypervisor"
+)
+
+// The tests run the real server over a real unix socket against libvirt's
+// in-process test driver. The driver's state is shared by the whole process,
+// so every test uses a VMI of its own UID.
+
+type fixture struct {
+	srv    *Server
+	client apiv1.LauncherClient
+	vmi    *virtv1.VirtualMachineInstance
+	dir    string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	conn, err := hypervisor.Open("test:///default")
+	if err != nil {
+		t.Fatalf("open libvirt test driver: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	dir := t.TempDir()
+	uid := uuid.NewUUID()
+	vmi := &virtv1.VirtualMachineInstance{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "virtualization.kubevirt.io/v1", Kind: "VirtualMachineInstance"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: uid},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{
+				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "scratch"}, {Name: "ci"}}},
+			},
+			Volumes: []virtv1.Volume{
+				{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("16Mi")}}},
+				{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+			},
+		},
+	}
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
+	srv := New(conn, Config{
+		VMI:            &apiv1.VMIRef{Namespace: "ns", Name: "vm", Uid: string(uid)},
+		GracePeriod:    time.Second,
+		Info:           &apiv1.InfoResponse{DomainType: domain.TypeTest, LauncherVersion: "test"},
+		Disks:          disk.Dirs{Disks: filepath.Join(dir, "disks"), PVCRoot: filepath.Join(dir, "pvcs")},
+		Host:           domain.Host{SerialSocket: filepath.Join(dir, "serial0.sock"), SerialLog: filepath.Join(dir, "serial0.log")},
+		FinalStateFile: filepath.Join(dir, "final.json"),
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go srv.Run(ctx)
+
+	sock := filepath.Join(dir, "launcher.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer()
+	apiv1.RegisterLauncherServer(g, srv)
+	go g.Serve(lis)
+	t.Cleanup(g.Stop)
+	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return &fixture{srv: srv, client: apiv1.NewLauncherClient(cc), vmi: vmi, dir: dir}
+}
+
+func (f *fixture) sync(t *testing.T) (*apiv1.Domain, error) {
+	t.Helper()
+	b, err := json.Marshal(f.vmi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.client.Sync(t.Context(), &apiv1.SyncRequest{VmiJson: b})
+	return resp.GetDomain(), err
+}
+
+func (f *fixture) state(t *testing.T) *apiv1.Domain {
+	t.Helper()
+	resp, err := f.client.GetDomain(t.Context(), &apiv1.GetDomainRequest{})
+	if err != nil {
+		t.Fatalf("GetDomain: %v", err)
+	}
+	return resp.GetDomain()
+}
+
+// waitDone waits for the domain to end.
+func (f *fixture) waitDone(t *testing.T) *apiv1.Domain {
+	t.Helper()
+	select {
+	case <-f.srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("domain did not end within 10s; it is %v", f.state(t))
+	}
+	return f.srv.Final()
+}
+
+func TestSyncDefinesStartsAndIsIdempotent(t *testing.T) {
+	f := newFixture(t)
+	if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_ABSENT {
+		t.Fatalf("before Sync: state %v, want ABSENT", d.State)
+	}
+	d, err := f.sync(t)
+	if err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING || d.Name != f.srv.DomainName() || d.VmiUid != string(f.vmi.UID) {
+		t.Fatalf("after Sync: %v", d)
+	}
+	if d.SoftwareEmulation {
+		t.Errorf("test driver domain reported as software emulation")
+	}
+	if len(d.Interfaces) != 1 || d.Interfaces[0].Name != "default" || d.Interfaces[0].Mac == "" {
+		t.Errorf("interfaces = %v, want the default pod interface with a MAC", d.Interfaces)
+	}
+	for _, p := range []string{"disks/scratch/disk.img", "disks/ci/nocloud.iso"} {
+		if _, err := os.Stat(filepath.Join(f.dir, p)); err != nil {
+			t.Errorf("Sync did not prepare %s: %v", p, err)
+		}
+	}
+	d2, err := f.sync(t)
+	if err != nil {
+		t.Fatalf("second Sync: %v", err)
+	}
+	if d2.State != apiv1.DomainState_DOMAIN_STATE_RUNNING || d2.Uuid != d.Uuid {
+		t.Errorf("second Sync changed the domain: %v -> %v", d, d2)
+	}
+}
+
+func TestSyncRefusesAnotherVMI(t *testing.T) {
+	f := newFixture(t)
+	f.vmi.UID = types.UID("not-mine")
+	_, err := f.sync(t)
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("Sync of another VMI: %v, want InvalidArgument", err)
+	}
+}
+
+func TestPauseUnpause(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.client.Pause(t.Context(), &apiv1.PauseRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("Pause before Sync: %v, want FailedPrecondition", err)
+	}
+	if _, err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Pause(t.Context(), &apiv1.PauseRequest{}); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_PAUSED || d.Reason != "user" {
+		t.Errorf("after Pause: %v %q", d.State, d.Reason)
+	}
+	if _, err := f.client.Unpause(t.Context(), &apiv1.UnpauseRequest{}); err != nil {
+		t.Fatalf("Unpause: %v", err)
+	}
+	if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING {
+		t.Errorf("after Unpause: %v", d.State)
+	}
+}
+
+func TestShutdownEndsDomainAndRecordsIt(t *testing.T) {
+	f := newFixture(t)
+	watch, err := f.client.WatchDomain(t.Context(), &apiv1.WatchDomainRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := watch.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Type != apiv1.EventType_EVENT_TYPE_CURRENT || first.Domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT {
+		t.Fatalf("first watch message = %v, want CURRENT with ABSENT", first)
+	}
+	if _, err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	// The test driver powers off at once on the power button.
+	if _, err := f.client.Shutdown(t.Context(), &apiv1.ShutdownRequest{}); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	final := f.waitDone(t)
+	if final.StopReason != apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN || final.State != apiv1.DomainState_DOMAIN_STATE_SHUTOFF {
+		t.Errorf("final = %v, want SHUTOFF by GUEST_SHUTDOWN", final)
+	}
+	if !final.ShutdownRequested {
+		t.Errorf("final domain does not say a shutdown was requested")
+	}
+	var types []string
+	for {
+		ev, err := watch.Recv()
+		if err != nil {
+			break // the stream ends after the final event
+		}
+		types = append(types, strings.TrimPrefix(ev.Type.String(), "EVENT_TYPE_")+"/"+ev.Detail)
+	}
+	got := strings.Join(types, " ")
+	for _, want := range []string{"DEFINED/added", "STARTED/booted", "SHUTDOWN/requested", "STOPPED/shutdown"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("watch saw %q, missing %s", got, want)
+		}
+	}
+	if !strings.HasSuffix(got, "STOPPED/shutdown") {
+		t.Errorf("watch saw %q, want it to end with the STOPPED event", got)
+	}
+
+	// GetDomain and a new watch still tell how it ended.
+	if d := f.state(t); d.StopReason != apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN {
+		t.Errorf("GetDomain after the end: %v", d)
+	}
+	b, err := os.ReadFile(filepath.Join(f.dir, "final.json"))
+	if err != nil {
+		t.Fatalf("final state file: %v", err)
+	}
+	var recorded apiv1.Domain
+	if err := protojson.Unmarshal(b, &recorded); err != nil {
+		t.Fatalf("final state file is not a Domain: %v\n%s", err, b)
+	}
+	if recorded.StopReason != apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN || recorded.VmiUid != string(f.vmi.UID) {
+		t.Errorf("final state file = %v", &recorded)
+	}
+	if _, err := f.sync(t); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("Sync after the end: %v, want FailedPrecondition", err)
+	}
+	if apiv1.ExitCode(final.StopReason) != apiv1.ExitGuestShutdown {
+		t.Errorf("exit code of a guest shutdown = %d", apiv1.ExitCode(final.StopReason))
+	}
+}
+
+func TestKillDestroys(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Kill(t.Context(), &apiv1.KillRequest{}); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if final := f.waitDone(t); final.StopReason != apiv1.StopReason_STOP_REASON_DESTROYED {
+		t.Errorf("final = %v, want DESTROYED", final)
+	}
+}
+
+func TestShutdownWithZeroGraceDestroys(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	zero := int64(0)
+	if _, err := f.client.Shutdown(t.Context(), &apiv1.ShutdownRequest{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if final := f.waitDone(t); final.StopReason != apiv1.StopReason_STOP_REASON_DESTROYED {
+		t.Errorf("final = %v, want DESTROYED", final)
+	}
+}
+
+func TestShutdownBeforeSyncDoesNothing(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.client.Shutdown(t.Context(), &apiv1.ShutdownRequest{}); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_ABSENT || d.ShutdownRequested {
+		t.Errorf("after Shutdown without a domain: %v", d)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	f := newFixture(t)
+	info, err := f.client.Info(t.Context(), &apiv1.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.DomainType != domain.TypeTest || info.LauncherVersion != "test" {
+		t.Errorf("Info = %v", info)
+	}
+}
