@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 		Spec: virtv1.VirtualMachineInstanceSpec{
 			Domain: virtv1.DomainSpec{
 				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
-				Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "scratch"}, {Name: "ci"}}},
+				Devices:   virtv1.Devices{Disks: []virtv1.Disk{{Name: "scratch"}, {Name: "ci"}}},
 			},
 			Volumes: []virtv1.Volume{
 				{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("16Mi")}}},
