@@ -30,6 +30,19 @@ const (
 	// ToolsDir is where ToolsVolume is mounted.
 	ToolsDir = "/var/run/virt-tools"
 
+	// CapabilitiesCacheVolume is an optional hostPath volume shared by the
+	// launchers of a node: the embedded libvirt's cache of QEMU's
+	// capabilities. Probing QEMU costs ~8 s on a fresh libvirt root; a launcher
+	// seeds its root from here and writes fresh entries back. Without the
+	// volume every launcher probes. The host directory must be writable by
+	// the launcher's user.
+	CapabilitiesCacheVolume = "virt-capabilities-cache"
+	// CapabilitiesCacheDir is where CapabilitiesCacheVolume is mounted.
+	CapabilitiesCacheDir = "/var/run/virt-capabilities-cache"
+	// CapabilitiesCacheHostPath is the node directory behind
+	// CapabilitiesCacheVolume.
+	CapabilitiesCacheHostPath = "/var/lib/virt/launcher-capabilities-cache"
+
 	// PVCDirRoot is the parent of the mount points of persistentVolumeClaim
 	// volumes: the claim of volume V is mounted at PVCDirRoot/V and its disk
 	// image is the file disk.img inside (KubeVirt's filesystem-PVC convention).
@@ -51,6 +64,10 @@ const (
 	SerialLogName = "serial0.log"
 	// SerialSocketName is the guest's serial console as a unix socket.
 	SerialSocketName = "serial0.sock"
+	// FinalStateName is the domain as it ended (protojson of the
+	// launcher/api/v1 Domain message), written by the launcher when its guest
+	// stops, before it exits. It outlives the launcher process.
+	FinalStateName = "domain.final.json"
 )
 
 // Names inside DisksDir and KernelBootDir.
@@ -80,6 +97,21 @@ func ReadyFile(privateDir string) string {
 // SerialLog is the serial log below a PrivateVolume directory.
 func SerialLog(privateDir string) string {
 	return filepath.Join(privateDir, SerialLogName)
+}
+
+// SerialSocket is the serial console socket below a PrivateVolume directory.
+func SerialSocket(privateDir string) string {
+	return filepath.Join(privateDir, SerialSocketName)
+}
+
+// FinalStateFile is the final-state record below a PrivateVolume directory.
+func FinalStateFile(privateDir string) string {
+	return filepath.Join(privateDir, FinalStateName)
+}
+
+// LibvirtRoot is the embedded libvirt's root below a PrivateVolume directory.
+func LibvirtRoot(privateDir string) string {
+	return filepath.Join(privateDir, LibvirtDirName)
 }
 
 // VolumeDir is the directory of a volume's files inside the pod.
