@@ -30,6 +30,7 @@ verify-gofmt:
 
 vet: deps
 	$(GO) vet ./...
+	cd hack/mkimage && $(GO) vet ./...
 
 verify-codegen: deps
 	hack/verify-codegen.sh
@@ -44,12 +45,27 @@ test: test-unit test-integration test-e2e
 
 test-unit: deps
 	$(GO) test $$($(GO) list ./... | grep -v '/test/')
+	cd hack/mkimage && $(GO) test ./...
 
 test-integration: deps
 	$(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
 
 test-e2e: deps
 	$(GO) test -timeout $(TEST_TIMEOUT) ./test/e2e/...
+
+## up: a local single-node Kubernetes with the platform deployed into it
+## (idempotent; prints the KUBECONFIG to use; docs/cluster.md)
+up: deps
+	hack/cluster/up.sh
+
+## down: stop the local cluster and undo its changes to the host; PURGE=1
+## also deletes its state (certificates, etcd, images, VMs)
+down:
+	hack/cluster/down.sh $(if $(PURGE),--purge)
+
+## images: build the platform's container images (make up imports them)
+images: deps
+	hack/cluster/images.sh
 
 clean:
 	rm -rf _output

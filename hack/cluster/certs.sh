@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Generates the local cluster's PKI under ${VIRT_STATE}/pki with openssl, and
+# the kubeconfigs of its clients under ${VIRT_STATE}/kubeconfig. Existing
+# files are kept, so a restarted cluster keeps its identities; remove the
+# directories (down.sh --purge) to start over.
+#
+# Keys are ECDSA P-256: every component accepts them and they are generated
+# in milliseconds, where RSA keys cost seconds each on this machine.
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DAYS=3650
+mkdir -p "${PKI}" "${KUBECONFIGS}"
+chmod 700 "${PKI}"
+
+key() {
+  [ -s "$1" ] || openssl ecparam -name prime256v1 -genkey -noout -out "$1" 2>/dev/null
+}
+
+# ca NAME CN: a self-signed certificate authority.
+ca() {
+  local name="$1" cn="$2"
+  [ -s "${PKI}/${name}.crt" ] && return
+  key "${PKI}/${name}.key"
+  openssl req -x509 -new -sha256 -key "${PKI}/${name}.key" -days "${DAYS}" -subj "/CN=${cn}" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -out "${PKI}/${name}.crt"
+}
+
+# cert NAME CA SUBJECT USAGE [SANS]: a leaf certificate signed by CA; USAGE
+# is serverAuth, clientAuth or both; SANS like "DNS:a,IP:198.18.0.1".
+cert() {
+  local name="$1" ca="$2" subj="$3" usage="$4" sans="${5:-}"
+  [ -s "${PKI}/${name}.crt" ] && return
+  key "${PKI}/${name}.key"
+  local ext
+  ext="$(mktemp)"
+  {
+    echo "basicConstraints=critical,CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=${usage}"
+    [ -n "${sans}" ] && echo "subjectAltName=${sans}"
+  } >"${ext}"
+  openssl req -new -sha256 -key "${PKI}/${name}.key" -subj "${subj}" |
+    openssl x509 -req -sha256 -days "${DAYS}" -CA "${PKI}/${ca}.crt" -CAkey "${PKI}/${ca}.key" \
+      -set_serial "0x$(openssl rand -hex 16)" -extfile "${ext}" -out "${PKI}/${name}.crt" 2>/dev/null
+  rm -f "${ext}"
+}
+
+# kubeconfig NAME CERT: a kubeconfig that authenticates with PKI/CERT.
+kubeconfig() {
+  local f="${KUBECONFIGS}/$1.kubeconfig" user="$1"
+  [ -s "${f}" ] && return
+  local k=("${KUBE_BIN}/kubectl" --kubeconfig "${f}.tmp")
+  "${k[@]}" config set-cluster virt-dev --server="${APISERVER_URL}" \
+    --certificate-authority="${PKI}/ca.crt" --embed-certs >/dev/null
+  "${k[@]}" config set-credentials "${user}" --client-certificate="${PKI}/$2.crt" \
+    --client-key="${PKI}/$2.key" --embed-certs >/dev/null
+  "${k[@]}" config set-context virt-dev --cluster=virt-dev --user="${user}" >/dev/null
+  "${k[@]}" config use-context virt-dev >/dev/null
+  chmod 600 "${f}.tmp"
+  mv "${f}.tmp" "${f}"
+}
+
+# The cluster CA signs the serving and client certificates of Kubernetes;
+# the front-proxy CA only the aggregator's client certificate, which
+# aggregated servers trust for the identity headers it forwards.
+ca ca "virt-dev-ca"
+ca front-proxy-ca "virt-dev-front-proxy-ca"
+# virt-apiserver's serving certificate has a CA of its own: it is the
+# APIService's caBundle and must not be able to vouch for anything else.
+ca virt-apiserver-ca "virt-apiserver-ca"
+
+cert apiserver ca "/CN=kube-apiserver" serverAuth \
+  "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:${HOST_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1"
+cert apiserver-kubelet-client ca "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
+cert front-proxy-client front-proxy-ca "/CN=front-proxy-client" clientAuth
+cert admin ca "/O=system:masters/CN=virt-dev-admin" clientAuth
+cert controller-manager ca "/CN=system:kube-controller-manager" clientAuth
+cert scheduler ca "/CN=system:kube-scheduler" clientAuth
+cert kube-proxy ca "/CN=system:kube-proxy" clientAuth
+cert kubelet ca "/O=system:nodes/CN=system:node:${NODE_NAME}" clientAuth
+cert virt-apiserver virt-apiserver-ca "/CN=virt-apiserver.virt-system.svc" serverAuth \
+  "DNS:virt-apiserver.virt-system.svc,DNS:virt-apiserver.virt-system.svc.cluster.local,DNS:virt-apiserver.virt-system,DNS:virt-apiserver"
+
+# Service-account token signing key pair.
+if [ ! -s "${PKI}/sa.pub" ]; then
+  key "${PKI}/sa.key"
+  openssl ec -in "${PKI}/sa.key" -pubout -out "${PKI}/sa.pub" 2>/dev/null
+fi
+chmod 600 "${PKI}"/*.key
+
+kubeconfig admin admin
+kubeconfig controller-manager controller-manager
+kubeconfig scheduler scheduler
+kubeconfig kube-proxy kube-proxy
+kubeconfig kubelet kubelet

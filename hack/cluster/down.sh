@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Stops the local cluster and undoes what it did to the host: pods are
+# stopped (gracefully through the API while it answers, then by force),
+# every daemon up.sh started is stopped by its PID, containerd's shims and
+# anything left in the pods' cgroups are killed, everything mounted under
+# ${VIRT_STATE} is unmounted, the bridge, kube-proxy's iptables rules, the
+# pods' cgroups and the host paths the components created are removed, and
+# the sysctls they changed are restored. Fails, listing them, if processes,
+# mounts or the bridge survive.
+#
+# State (certificates, etcd, images, virt-apiserver's data) is kept for the
+# next `make up`; with --purge ${VIRT_STATE} is removed as well.
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+purge=0
+[ "${1:-}" = "--purge" ] && purge=1
+[ "$(id -u)" -eq 0 ] || die "the local cluster needs root"
+# How long pods get to stop through the API (virt-launcher shuts its guest
+# down in that time) before they are killed.
+grace="${VIRT_DOWN_GRACE:-60}"
+t0=$(date +%s)
+
+# 1. Pods. The controller-manager goes first, or ReplicaSets and DaemonSets
+# would recreate the pods being stopped.
+if running kube-apiserver && running kubelet && apiserver_ready; then
+  stop_daemon kube-controller-manager
+  stop_daemon kube-scheduler
+  if [ -n "$(kubectl get pods -A -o name 2>/dev/null)" ]; then
+    log "stopping pods (up to ${grace}s)"
+    kubectl delete pods --all -A --wait=false >/dev/null 2>&1 || true
+    deadline=$((t0 + grace))
+    while [ -n "$(kubectl get pods -A -o name 2>/dev/null)" ] && [ "$(date +%s)" -lt "${deadline}" ]; do
+      sleep 0.5
+    done
+  fi
+fi
+stop_daemon kube-proxy
+stop_daemon kubelet
+
+# 2. Whatever still runs in a pod: kill the containers through containerd,
+# then anything in the pods' cgroups, then the shims of our containerd.
+if running containerd; then
+  for id in $(ctr -n k8s.io tasks ls -q 2>/dev/null); do
+    ctr -n k8s.io tasks kill -s SIGKILL "${id}" >/dev/null 2>&1 || true
+  done
+fi
+pod_pids() {
+  find /sys/fs/cgroup/*/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u
+  return 0
+}
+for _ in 1 2 3; do
+  pids="$(pod_pids)"
+  [ -z "${pids}" ] && break
+  kill -KILL ${pids} 2>/dev/null || true
+  sleep 0.5
+done
+if running containerd; then
+  for id in $(ctr -n k8s.io tasks ls -q 2>/dev/null); do
+    ctr -n k8s.io tasks delete -f "${id}" >/dev/null 2>&1 || true
+  done
+fi
+stop_daemon containerd
+# Shims of our containerd carry its socket in their command line.
+shim_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <"${p}/cmdline" 2>/dev/null | grep -q "containerd-shim.* -address ${CONTAINERD_SOCK} " &&
+      echo "${p#/proc/}"
+  done
+  return 0
+}
+pids="$(shim_pids)"
+if [ -n "${pids}" ]; then
+  kill -TERM ${pids} 2>/dev/null || true
+  sleep 1
+  kill -KILL $(shim_pids) 2>/dev/null || true
+fi
+
+# 3. The control plane, dependents first.
+stop_daemon kube-controller-manager
+stop_daemon kube-scheduler
+stop_daemon kube-apiserver 30
+stop_daemon etcd
+
+# 4. Mounts under the state directory (pod volumes and rootfs, network
+# namespaces, the kubelet's bind mount of its root), deepest first.
+mounts_under_state() { awk -v s="${VIRT_STATE}" '$5 == s || index($5, s "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r; }
+for _ in 1 2 3; do
+  ms="$(mounts_under_state)"
+  [ -z "${ms}" ] && break
+  for m in ${ms}; do umount "${m}" 2>/dev/null || true; done
+done
+for m in $(mounts_under_state); do
+  log "lazily unmounting busy ${m}"
+  umount -l "${m}" 2>/dev/null || true
+done
+
+# 5. Network: the bridge (its veths went with the pods' namespaces), the IP
+# allocations of pods that will never be torn down by CNI, kube-proxy's rules.
+ip link del "${BRIDGE}" 2>/dev/null || true
+rm -rf "${VIRT_STATE}/cni/ipam"
+rm -f /var/lib/cni/results/"${CNI_NETWORK}"-* 2>/dev/null || true
+if [ -x "${KUBE_BIN}/kube-proxy" ]; then
+  "${KUBE_BIN}/kube-proxy" --cleanup >/dev/null 2>&1 || true
+fi
+# Sweep what --cleanup leaves (its canary chains): first the jumps from
+# the built-in chains into KUBE-* chains, then the chains themselves.
+for ipt in iptables ip6tables; do
+  command -v "${ipt}" >/dev/null || continue
+  for table in filter nat mangle raw; do
+    rules="$("${ipt}-save" -t "${table}" 2>/dev/null)" || continue
+    { grep -E '^-A [A-Z]+ .*-j KUBE-' <<<"${rules}" || true; } | sed 's/^-A /-D /' | while read -r rule; do
+      eval "${ipt} -w -t ${table} ${rule}" 2>/dev/null || true
+    done
+    chains="$(grep -oE '^:KUBE-[^ ]+' <<<"${rules}" | cut -c2- || true)"
+    for c in ${chains}; do "${ipt}" -w -t "${table}" -F "${c}" 2>/dev/null || true; done
+    for c in ${chains}; do "${ipt}" -w -t "${table}" -X "${c}" 2>/dev/null || true; done
+  done
+done
+
+# 6. Host state: sysctls, the pods' cgroups, paths outside the state dir.
+if [ -f "${HOST_RECORD}/sysctl" ]; then
+  while IFS= read -r kv; do
+    sysctl -qw "${kv}" >/dev/null 2>&1 || log "could not restore sysctl ${kv}"
+  done <"${HOST_RECORD}/sysctl"
+  rm -f "${HOST_RECORD}/sysctl"
+fi
+for d in /sys/fs/cgroup/*/kubepods; do
+  [ -d "${d}" ] && find "${d}" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+done
+find /var/log/containers -maxdepth 1 -type l -lname "${VIRT_STATE}/*" -delete 2>/dev/null || true
+if [ -f "${HOST_RECORD}/paths" ]; then
+  while IFS= read -r p; do
+    # Only paths this cluster created, and only while nothing mounts there.
+    [ -n "${p}" ] && ! awk -v s="${p}" 'index($5, s) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo &&
+      rm -rf --one-file-system "${p}"
+  done <"${HOST_RECORD}/paths"
+  rm -f "${HOST_RECORD}/paths"
+fi
+
+# 7. Check: nothing of ours may survive.
+left=()
+# Our daemons: Kubernetes binaries or containerd working on this state dir
+# (someone else's kubectl or test apiserver is none of our business).
+for p in /proc/[0-9]*; do
+  exe="$(readlink "${p}/exe" 2>/dev/null)" || continue
+  case "${exe}" in
+    "${KUBE_BIN}"/* | /usr/bin/containerd*)
+      tr '\0' ' ' <"${p}/cmdline" 2>/dev/null | grep -qF "${VIRT_STATE}/" &&
+        left+=("process ${p#/proc/} ${exe}")
+      ;;
+  esac
+done
+for pid in $(shim_pids) $(pod_pids); do left+=("process ${pid} $(tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | cut -c1-100)"); done
+for m in $(mounts_under_state); do left+=("mount ${m}"); done
+ip link show "${BRIDGE}" >/dev/null 2>&1 && left+=("bridge ${BRIDGE}")
+if [ ${#left[@]} -gt 0 ]; then
+  printf '  %s\n' "${left[@]}" >&2
+  die "down: ${#left[@]} things survived (listed above)"
+fi
+
+if [ "${purge}" = 1 ]; then
+  rm -rf --one-file-system "${VIRT_STATE}"
+  log "purged ${VIRT_STATE}"
+fi
+log "cluster down ($(($(date +%s) - t0))s)"
