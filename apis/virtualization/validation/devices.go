@@ -161,7 +161,7 @@ func validateDisks(disks []virtualization.Disk, volumes sets.Set[string], fldPat
 		}
 		names.Insert(d.Name)
 		if d.Name != "" && !volumes.Has(d.Name) {
-			allErrs = append(allErrs, field.NotFound(p.Child("name"), d.Name))
+			allErrs = append(allErrs, field.Invalid(p.Child("name"), d.Name, "no volume has this name: add one to spec.volumes"))
 		}
 		switch {
 		case d.Disk != nil && d.CDRom != nil:
@@ -201,7 +201,7 @@ func validateInterfaces(ifaces []virtualization.Interface, networks sets.Set[str
 		}
 		names.Insert(iface.Name)
 		if iface.Name != "" && !networks.Has(iface.Name) {
-			allErrs = append(allErrs, field.NotFound(p.Child("name"), iface.Name))
+			allErrs = append(allErrs, field.Invalid(p.Child("name"), iface.Name, "no network has this name: add one to spec.networks"))
 		}
 		switch {
 		case iface.Bridge != nil && iface.Masquerade != nil:

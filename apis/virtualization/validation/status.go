@@ -17,7 +17,7 @@ import (
 // that ended is never running again; a VM creates a new VMI instead.
 var phaseTransitions = map[virtualization.VirtualMachineInstancePhase]sets.Set[virtualization.VirtualMachineInstancePhase]{
 	virtualization.PhaseUnset: sets.New(virtualization.Pending, virtualization.Scheduling, virtualization.Failed),
-	virtualization.Pending:    sets.New(virtualization.Scheduling, virtualization.Failed, virtualization.Succeeded),
+	virtualization.Pending:    sets.New(virtualization.Scheduling, virtualization.Scheduled, virtualization.Failed, virtualization.Succeeded),
 	virtualization.Scheduling: sets.New(virtualization.Scheduled, virtualization.Failed, virtualization.Succeeded),
 	virtualization.Scheduled:  sets.New(virtualization.Running, virtualization.Failed, virtualization.Succeeded, virtualization.Unknown),
 	virtualization.Running:    sets.New(virtualization.Succeeded, virtualization.Failed, virtualization.Unknown),

@@ -1,0 +1,138 @@
+package apiserver
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	netutils "k8s.io/utils/net"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/etcd"
+)
+
+// etcdPrefix is where the group's objects live in etcd, the same layout the
+// kube-apiserver uses, so an external etcd can be shared safely.
+const etcdPrefix = "/registry/virtualization.kubevirt.io"
+
+// protobufMediaType is how objects are stored: a third of the size of JSON
+// and much cheaper to decode.
+const protobufMediaType = "application/vnd.kubernetes.protobuf"
+
+// Options are the flags of virt-apiserver.
+type Options struct {
+	// Recommended are the options every aggregated API server has: serving,
+	// delegated authentication and authorization, etcd, audit, admission.
+	Recommended *genericoptions.RecommendedOptions
+	// EmbeddedEtcd configures the etcd started in-process when
+	// --etcd-servers is empty.
+	EmbeddedEtcd etcd.Options
+	// DataDir is the root of the server's own state (the embedded etcd).
+	DataDir string
+	// Standalone serves without a kube-apiserver: no authentication, no
+	// authorization, no admission. For development and in-process tests only.
+	Standalone bool
+	// AlternateDNS are extra names of the self-signed serving certificate.
+	AlternateDNS []string
+
+	// embedded is set by Complete when no --etcd-servers were given.
+	embedded bool
+}
+
+// NewOptions returns the defaults: embedded etcd under
+// /var/lib/virt-apiserver, delegated authentication and authorization.
+func NewOptions() *Options {
+	o := &Options{
+		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
+			Codecs.LegacyCodec(virtv1.SchemeGroupVersion)),
+		DataDir:      "/var/lib/virt-apiserver",
+		EmbeddedEtcd: etcd.Options{ClientPort: 2379, PeerPort: 2380},
+	}
+	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(virtv1.SchemeGroupVersion,
+		schema.GroupKind{Group: virtv1.GroupName})
+	o.Recommended.Etcd.DefaultStorageMediaType = protobufMediaType
+	return o
+}
+
+// AddFlags adds the flags of the options to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Recommended.AddFlags(fs)
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the embedded etcd's data, used when --etcd-servers is empty. Keep it on persistent storage: it holds every VMI and VM.")
+	fs.IntVar(&o.EmbeddedEtcd.ClientPort, "embedded-etcd-client-port", o.EmbeddedEtcd.ClientPort,
+		"Loopback port of the embedded etcd's clients.")
+	fs.IntVar(&o.EmbeddedEtcd.PeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcd.PeerPort,
+		"Loopback port of the embedded etcd's (unused) peer listener.")
+	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
+		"DEVELOPMENT ONLY: serve without a kube-apiserver. Every request is allowed without authentication, authorization or admission. Never use it in a cluster.")
+	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
+		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
+}
+
+// Complete fills in what follows from other options: without
+// --etcd-servers the storage points at the embedded etcd.
+func (o *Options) Complete() {
+	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		o.embedded = true
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{
+			fmt.Sprintf("http://127.0.0.1:%d", o.EmbeddedEtcd.ClientPort)}
+	}
+	if o.EmbeddedEtcd.DataDir == "" {
+		o.EmbeddedEtcd.DataDir = filepath.Join(o.DataDir, "etcd")
+	}
+	if o.Standalone {
+		// Everything that needs a kube-apiserver is switched off.
+		o.Recommended.Authentication = nil
+		o.Recommended.Authorization = nil
+		o.Recommended.CoreAPI = nil
+		o.Recommended.Admission = nil
+		o.Recommended.Features.EnablePriorityAndFairness = false
+	}
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.embedded {
+		if o.DataDir == "" {
+			errs = append(errs, fmt.Errorf("--data-dir is required when --etcd-servers is empty"))
+		}
+		for _, p := range []struct {
+			flag string
+			port int
+		}{{"--embedded-etcd-client-port", o.EmbeddedEtcd.ClientPort}, {"--embedded-etcd-peer-port", o.EmbeddedEtcd.PeerPort}} {
+			if p.port < 1 || p.port > 65535 {
+				errs = append(errs, fmt.Errorf("%s must be between 1 and 65535, got %d", p.flag, p.port))
+			}
+		}
+		if o.EmbeddedEtcd.ClientPort == o.EmbeddedEtcd.PeerPort {
+			errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
+		}
+	}
+	errs = append(errs, o.Recommended.Etcd.Validate()...)
+	errs = append(errs, o.Recommended.SecureServing.Validate()...)
+	if o.Recommended.Authentication != nil {
+		errs = append(errs, o.Recommended.Authentication.Validate()...)
+	}
+	if o.Recommended.Authorization != nil {
+		errs = append(errs, o.Recommended.Authorization.Validate()...)
+	}
+	errs = append(errs, o.Recommended.Audit.Validate()...)
+	if o.Recommended.Admission != nil {
+		errs = append(errs, o.Recommended.Admission.Validate()...)
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// selfSignedCert makes a serving certificate when none is given, which is
+// what a standalone server or a first try needs; in a cluster the APIService
+// must trust it, so operators pass --tls-cert-file.
+func (o *Options) selfSignedCert() error {
+	return o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", o.AlternateDNS,
+		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")})
+}
