@@ -62,6 +62,11 @@ type Config struct {
 	// RunAsUser, when set, is the UID (and GID and fsGroup) of every
 	// container of the pod; nil runs the images' own users.
 	RunAsUser *int64
+	// CapabilitiesCache mounts the node's shared QEMU capabilities cache
+	// (layout.CapabilitiesCacheHostPath), which saves each launcher the
+	// seconds of probing QEMU. The directory must be writable by RunAsUser
+	// for launchers to fill it; reading it is enough to profit.
+	CapabilitiesCache bool
 }
 
 // Name is the launcher pod's name. It is a function of the VMI's UID, not a
@@ -86,7 +91,7 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
 	}
-	v := newVolumes(vmi)
+	v := newVolumes(vmi, cfg)
 
 	compute := corev1.Container{
 		Name:            ComputeContainer,

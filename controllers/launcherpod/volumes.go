@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/launcher/layout"
@@ -28,7 +29,7 @@ func (v *volumes) add(name, mountPath string, readOnly bool, src corev1.VolumeSo
 // volumes it derives from the VMI's by kind and index: a VMI volume may have
 // any DNS-label name, including one of the layout's, and a suffix could
 // push it past 63 characters.
-func newVolumes(vmi *virtv1.VirtualMachineInstance) *volumes {
+func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	v := &volumes{}
 	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir)
@@ -36,6 +37,12 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance) *volumes {
 	// The launcher does not need the tools; the volume exists for the init
 	// containers only.
 	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir})
+
+	if cfg.CapabilitiesCache {
+		v.add(layout.CapabilitiesCacheVolume, layout.CapabilitiesCacheDir, false, corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: layout.CapabilitiesCacheHostPath, Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
+		})
+	}
 
 	secrets := sets.New[string]()
 	pullSecret := func(name string) {

@@ -1,0 +1,8 @@
+// Package manager runs virt-controller: it turns flags into clients for the
+// kube-apiserver and virt-apiserver, serves /healthz and /metrics, takes part
+// in leader election on a Lease, and, while it leads, runs the VMI, node and
+// VM controllers on shared informers.
+//
+// It is the only package of controllers/ that knows about processes, flags
+// and HTTP; the controllers themselves take clients and informers.
+package manager

@@ -1,0 +1,243 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Register client-go's, the workqueues' and leader election's metrics.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/controllers/node"
+	"kubevirt.dev/virt/controllers/virtualmachine"
+	"kubevirt.dev/virt/controllers/virtualmachineinstance"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
+	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+)
+
+// component names virt-controller in events, user agents and the Lease.
+const component = "virt-controller"
+
+// Run runs virt-controller until ctx is done or it loses the lead. Losing
+// the lead is an error: a process whose controllers were stopped midway
+// restarts rather than trusting its state.
+func Run(ctx context.Context, o *Options) error {
+	logger := klog.FromContext(ctx)
+	kubeCfg, virtCfg, err := o.restConfigs()
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(kubeCfg)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver client: %w", err)
+	}
+	virt, err := virtclient.NewForConfig(virtCfg)
+	if err != nil {
+		return fmt.Errorf("virt-apiserver client: %w", err)
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartStructuredLogging(3)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := virtv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
+
+	health := leaderelection.NewLeaderHealthzAdaptor(o.HealthzLeaseTimeout)
+	ln, err := net.Listen("tcp", o.BindAddress)
+	if err != nil {
+		return fmt.Errorf("listen for /healthz and /metrics: %w", err)
+	}
+	srv := serve(ctx, ln, health)
+	defer srv.Close()
+	logger.Info("Serving /healthz and /metrics", "address", ln.Addr().String())
+
+	run := func(ctx context.Context) {
+		if err := runControllers(ctx, o, kube, virt, recorder); err != nil {
+			logger.Error(err, "Controllers stopped")
+		}
+	}
+	if !o.LeaderElect {
+		run(ctx)
+		return nil
+	}
+
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("hostname for the leader identity: %w", err)
+	}
+	id := host + "_" + uuid.NewString()
+	leCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := false
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
+			Client:     kube.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: id, EventRecorder: recorder},
+		},
+		LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.LeaseRenewDeadline,
+		RetryPeriod:   o.LeaseRetryPeriod,
+		// A replica that stops on purpose hands over at once instead of
+		// making the standby wait out the lease.
+		ReleaseOnCancel: true,
+		WatchDog:        health,
+		Name:            component,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				logger.Info("Started leading", "identity", id)
+				run(ctx)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = true
+				}
+				cancel()
+			},
+			OnNewLeader: func(identity string) {
+				logger.Info("Leader is", "identity", identity)
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	health.SetLeaderElection(elector)
+	logger.Info("Waiting for the lead", "lease", o.LeaseNamespace+"/"+o.LeaseName, "identity", id)
+	elector.Run(leCtx)
+	if lost {
+		return errors.New("lost the lead")
+	}
+	return nil
+}
+
+func (o *Options) restConfigs() (kubeCfg, virtCfg *rest.Config, err error) {
+	base, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	base.UserAgent = component
+	base.QPS, base.Burst = o.QPS, o.Burst
+	base.ContentType = o.ContentType
+	if o.ContentType != runtime.ContentTypeJSON {
+		base.AcceptContentTypes = o.ContentType + "," + runtime.ContentTypeJSON
+	}
+	kubeCfg = rest.CopyConfig(base)
+	virtCfg = rest.CopyConfig(base)
+	if o.VirtAPIServerHost != "" {
+		virtCfg.Host = o.VirtAPIServerHost
+		if o.VirtAPIServerCAFile != "" {
+			virtCfg.TLSClientConfig.CAFile = o.VirtAPIServerCAFile
+			virtCfg.TLSClientConfig.CAData = nil
+		}
+	}
+	return kubeCfg, virtCfg, nil
+}
+
+// serve answers /healthz (failing when the leader stopped renewing its
+// Lease: a hung leader gets restarted) and /metrics.
+func serve(ctx context.Context, ln net.Listener, health *leaderelection.HealthzAdaptor) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := health.Check(r); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", legacyregistry.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "HTTP server stopped")
+		}
+	}()
+	return srv
+}
+
+// runControllers runs the three controllers on fresh informers until ctx is
+// done. Informers start only here, with the lead: a standby holds no caches
+// and puts no watch load on the API servers.
+func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, virt virtclient.Interface, recorder record.EventRecorder) error {
+	launchers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.LabelSelector = labels.Set{virtv1.ComponentLabel: virtv1.LauncherComponent}.String()
+		}))
+	cluster := kubeinformers.NewSharedInformerFactory(kube, 0)
+	virtFactory := virtinformers.NewSharedInformerFactory(virt, 0)
+	defer launchers.Shutdown()
+	defer cluster.Shutdown()
+	defer virtFactory.Shutdown()
+
+	vmis := virtFactory.Virtualization().V1().VirtualMachineInstances()
+	pods := launchers.Core().V1().Pods()
+	c := clock.RealClock{}
+
+	podConfig := launcherpod.Config{
+		LauncherImage:      o.LauncherImage,
+		LauncherPullPolicy: corev1.PullPolicy(o.LauncherPullPolicy),
+		GracePeriodMargin:  int64(o.LauncherGraceMargin / time.Second),
+		CapabilitiesCache:  o.LauncherCapabilitiesCache,
+	}
+	if o.LauncherRunAsUser >= 0 {
+		podConfig.RunAsUser = ptr.To(o.LauncherRunAsUser)
+	}
+	vmiCtrl, err := virtualmachineinstance.New(ctx, kube, virt, vmis, pods, recorder, podConfig, c)
+	if err != nil {
+		return err
+	}
+	nodeCtrl, err := node.New(ctx, virt, cluster.Core().V1().Nodes(), vmis, recorder, o.HeartbeatTimeout, c)
+	if err != nil {
+		return err
+	}
+	vmCtrl, err := virtualmachine.New(ctx, virt, virtFactory.Virtualization().V1().VirtualMachines(), vmis, recorder, o.Backoff, c)
+	if err != nil {
+		return err
+	}
+	launchers.Start(ctx.Done())
+	cluster.Start(ctx.Done())
+	virtFactory.Start(ctx.Done())
+
+	errs := make(chan error, 3)
+	go func() { errs <- vmiCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vmi")), o.Workers) }()
+	go func() { errs <- nodeCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "node")), o.Workers) }()
+	go func() { errs <- vmCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vm")), o.Workers) }()
+	var all []error
+	for range 3 {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}

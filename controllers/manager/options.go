@@ -1,0 +1,142 @@
+package manager
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"kubevirt.dev/virt/controllers/node"
+	"kubevirt.dev/virt/controllers/virtualmachine"
+)
+
+// Options are virt-controller's flags.
+type Options struct {
+	// Kubeconfig is empty in a pod: the in-cluster configuration is used.
+	Kubeconfig string
+	// VirtAPIServerHost, when set, reaches virt-apiserver directly (e.g. its
+	// Service) instead of through the kube-apiserver's aggregator.
+	VirtAPIServerHost string
+	// VirtAPIServerCAFile verifies VirtAPIServerHost's serving certificate.
+	VirtAPIServerCAFile string
+	// ContentType of requests to both API servers.
+	ContentType string
+	QPS         float32
+	Burst       int
+
+	LauncherImage             string
+	LauncherPullPolicy        string
+	LauncherRunAsUser         int64
+	LauncherCapabilitiesCache bool
+	LauncherGraceMargin       time.Duration
+
+	HeartbeatTimeout time.Duration
+	Backoff          virtualmachine.Backoff
+	Workers          int
+
+	// BindAddress serves /healthz and /metrics over plain HTTP.
+	BindAddress string
+
+	LeaderElect         bool
+	LeaseName           string
+	LeaseNamespace      string
+	LeaseDuration       time.Duration
+	LeaseRenewDeadline  time.Duration
+	LeaseRetryPeriod    time.Duration
+	HealthzLeaseTimeout time.Duration
+
+	Logs *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "virt-system"
+	}
+	return &Options{
+		ContentType:               "application/vnd.kubernetes.protobuf",
+		QPS:                       50,
+		Burst:                     100,
+		LauncherPullPolicy:        string(corev1.PullIfNotPresent),
+		LauncherRunAsUser:         107,
+		LauncherCapabilitiesCache: true,
+		LauncherGraceMargin:       15 * time.Second,
+		HeartbeatTimeout:          node.DefaultHeartbeatTimeout,
+		Backoff:                   virtualmachine.DefaultBackoff,
+		Workers:                   3,
+		BindAddress:               ":8080",
+		LeaderElect:               true,
+		LeaseName:                 "virt-controller",
+		LeaseNamespace:            ns,
+		LeaseDuration:             15 * time.Second,
+		LeaseRenewDeadline:        10 * time.Second,
+		LeaseRetryPeriod:          2 * time.Second,
+		HealthzLeaseTimeout:       20 * time.Second,
+		Logs:                      logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the kube-apiserver; empty in a pod (in-cluster configuration)")
+	fs.StringVar(&o.VirtAPIServerHost, "virt-apiserver-host", o.VirtAPIServerHost,
+		"URL of virt-apiserver to use directly instead of through the kube-apiserver's aggregator")
+	fs.StringVar(&o.VirtAPIServerCAFile, "virt-apiserver-ca-file", o.VirtAPIServerCAFile, "CA bundle of --virt-apiserver-host's serving certificate")
+	fs.StringVar(&o.ContentType, "content-type", o.ContentType, "content type of requests to the API servers")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to each API server")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to each API server")
+
+	fs.StringVar(&o.LauncherImage, "launcher-image", o.LauncherImage, "image of the launcher pods (runs virt-launcher, ships virt-imagecopy)")
+	fs.StringVar(&o.LauncherPullPolicy, "launcher-pull-policy", o.LauncherPullPolicy, "pull policy of the launcher image")
+	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
+		"UID, GID and fsGroup of the launcher pods' containers; -1 runs the images' own users")
+	fs.BoolVar(&o.LauncherCapabilitiesCache, "launcher-capabilities-cache", o.LauncherCapabilitiesCache,
+		"mount the node's shared QEMU capabilities cache (a hostPath) into launcher pods")
+	fs.DurationVar(&o.LauncherGraceMargin, "launcher-grace-margin", o.LauncherGraceMargin,
+		"added to a VMI's grace period for its pod's, so the launcher can destroy the guest and exit")
+
+	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
+		"age of a node's virt-handler heartbeat after which its VMIs fail with NodeUnresponsive")
+	fs.DurationVar(&o.Backoff.Base, "start-backoff-base", o.Backoff.Base, "first delay after a VM's instance failed soon after it started")
+	fs.DurationVar(&o.Backoff.Max, "start-backoff-max", o.Backoff.Max, "longest delay between a VM's failing instances")
+	fs.DurationVar(&o.Backoff.Window, "start-backoff-window", o.Backoff.Window,
+		"an instance that fails within this time of running counts as a failed start")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "workers per controller")
+
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz and /metrics (plain HTTP)")
+
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the controllers only while holding the Lease")
+	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "name of the Lease")
+	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", o.LeaseNamespace, "namespace of the Lease (default: $POD_NAMESPACE or virt-system)")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "how long a standby waits before taking over an unrenewed Lease")
+	fs.DurationVar(&o.LeaseRenewDeadline, "leader-elect-renew-deadline", o.LeaseRenewDeadline, "how long the leader retries renewing before it gives up")
+	fs.DurationVar(&o.LeaseRetryPeriod, "leader-elect-retry-period", o.LeaseRetryPeriod, "interval between attempts to acquire or renew the Lease")
+
+	logsapi.AddFlags(o.Logs, fs)
+}
+
+// Validate reports flags that cannot work together.
+func (o *Options) Validate() error {
+	switch {
+	case o.LauncherImage == "":
+		return fmt.Errorf("--launcher-image is required")
+	case o.Workers < 1:
+		return fmt.Errorf("--workers must be at least 1")
+	case o.HeartbeatTimeout <= 0:
+		return fmt.Errorf("--heartbeat-timeout must be positive")
+	case o.LeaderElect && !(o.LeaseDuration > o.LeaseRenewDeadline && o.LeaseRenewDeadline > o.LeaseRetryPeriod && o.LeaseRetryPeriod > 0):
+		return fmt.Errorf("leader election needs lease duration > renew deadline > retry period > 0")
+	case o.Backoff.Base <= 0 || o.Backoff.Max < o.Backoff.Base:
+		return fmt.Errorf("--start-backoff-base must be positive and at most --start-backoff-max")
+	}
+	switch corev1.PullPolicy(o.LauncherPullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return fmt.Errorf("--launcher-pull-policy must be Always, IfNotPresent or Never")
+	}
+	return logsapi.ValidateAndApply(o.Logs, nil)
+}
