@@ -232,9 +232,15 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	virtFactory.Start(ctx.Done())
 
 	errs := make(chan error, 3)
-	go func() { errs <- vmiCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vmi")), o.Workers) }()
-	go func() { errs <- nodeCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "node")), o.Workers) }()
-	go func() { errs <- vmCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vm")), o.Workers) }()
+	go func() {
+		errs <- vmiCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vmi")), o.Workers)
+	}()
+	go func() {
+		errs <- nodeCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "node")), o.Workers)
+	}()
+	go func() {
+		errs <- vmCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vm")), o.Workers)
+	}()
 	var all []error
 	for range 3 {
 		all = append(all, <-errs)
