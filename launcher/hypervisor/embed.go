@@ -65,6 +65,20 @@ func PrepareEmbedRoot(root, sharedCache string) error {
 	if err := os.WriteFile(filepath.Join(etc, "qemu.conf"), []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("write qemu.conf: %w", err)
 	}
+	if os.Geteuid() != 0 {
+		// Unprivileged, libvirt still keeps a few things in the user's XDG
+		// directories, and a pod's user has no writable home: keep them
+		// in the root too. This is process-wide, as libvirt is.
+		for env, dir := range map[string]string{"XDG_CACHE_HOME": "xdg-cache", "XDG_CONFIG_HOME": "xdg-config", "XDG_RUNTIME_DIR": "xdg-run"} {
+			path := filepath.Join(root, dir)
+			if err := os.MkdirAll(path, 0o700); err != nil {
+				return fmt.Errorf("create embedded libvirt root: %w", err)
+			}
+			if err := os.Setenv(env, path); err != nil {
+				return fmt.Errorf("set %s: %w", env, err)
+			}
+		}
+	}
 	if sharedCache == "" {
 		return nil
 	}

@@ -1,0 +1,28 @@
+// virt-launcher is the main process of a VMI's pod: it runs the guest under
+// an embedded libvirt and serves the node's virt-handler over gRPC. See
+// docs/launcher.md.
+package main
+
+import (
+	"context"
+	goflag "flag"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"kubevirt.dev/virt/launcher"
+)
+
+func main() {
+	opts := launcher.NewOptions()
+	fs := pflag.NewFlagSet("virt-launcher", pflag.ExitOnError)
+	opts.AddFlags(fs)
+	klogFlags := goflag.NewFlagSet("klog", goflag.ExitOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlagSet(klogFlags)
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: never returns an error
+	code := opts.Run(klog.NewContext(context.Background(), klog.Background()))
+	klog.Flush()
+	os.Exit(code)
+}

@@ -1,0 +1,12 @@
+// Package launcher is the virt-launcher process: the main process of a VMI's
+// pod. Options are its flags; Run opens libvirt (by default embedded in the
+// process, rooted in the pod's private directory), serves the node <->
+// launcher contract (launcher/api/v1) on the pod's socket, marks the pod
+// ready, turns SIGTERM into a graceful guest shutdown and exits, once the
+// guest has ended, with a status that says how (apiv1.ExitCode).
+//
+// The subpackages own one concept each: layout (where things are in the pod),
+// api/v1 (the contract), domain (VMI -> libvirt XML), disk and nocloud (the
+// volumes' files), hypervisor (libvirt), kvm (hardware virtualisation),
+// server (the gRPC service), imagecopy (the init containers' copy tool).
+package launcher

@@ -1,0 +1,93 @@
+package launcher
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+// Version is the launcher's version, set at link time with
+// -ldflags "-X kubevirt.dev/virt/launcher.Version=..."; otherwise the module
+// version of the build.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return "unknown"
+}
+
+// Options are the launcher's flags.
+type Options struct {
+	VMINamespace       string
+	VMIName            string
+	VMIUID             string
+	GracePeriodSeconds int64
+
+	PrivateDir    string
+	DisksDir      string
+	PVCDir        string
+	KernelBootDir string
+	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
+	LibvirtURI string
+	// CapabilitiesCacheDir is shared by the launchers of a node; used only
+	// when it exists.
+	CapabilitiesCacheDir string
+	// Linger is how long the launcher keeps serving after its domain ended,
+	// for a node daemon that reconnects to ask how it ended.
+	Linger time.Duration
+}
+
+// NewOptions returns the defaults of a launcher in its pod.
+func NewOptions() *Options {
+	return &Options{
+		GracePeriodSeconds:   30,
+		PrivateDir:           layout.PrivateDir,
+		DisksDir:             layout.DisksDir,
+		PVCDir:               layout.PVCDirRoot,
+		KernelBootDir:        layout.KernelBootDir,
+		CapabilitiesCacheDir: layout.CapabilitiesCacheDir,
+		Linger:               3 * time.Second,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.VMINamespace, "vmi-namespace", o.VMINamespace, "namespace of the VMI this launcher runs")
+	fs.StringVar(&o.VMIName, "vmi-name", o.VMIName, "name of the VMI this launcher runs")
+	fs.StringVar(&o.VMIUID, "vmi-uid", o.VMIUID, "UID of the VMI this launcher runs; Sync refuses any other")
+	fs.Int64Var(&o.GracePeriodSeconds, "grace-period-seconds", o.GracePeriodSeconds,
+		"seconds a guest gets to power off after SIGTERM (or a Shutdown without a grace period) before it is destroyed")
+	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "directory of the socket, the embedded libvirt, the serial console and the final state")
+	fs.StringVar(&o.DisksDir, "disks-dir", o.DisksDir, "directory of the volumes' files (<dir>/<volume>/disk.img, nocloud.iso)")
+	fs.StringVar(&o.PVCDir, "pvc-dir", o.PVCDir, "parent of the persistentVolumeClaim mounts (<dir>/<volume>/disk.img)")
+	fs.StringVar(&o.KernelBootDir, "kernel-boot-dir", o.KernelBootDir, "directory of the kernel and initrd of spec.domain.firmware.kernelBoot")
+	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,
+		"libvirt URI; empty: the embedded QEMU driver, qemu:///embed?root=<private-dir>/libvirt (another URI may point at a private libvirtd)")
+	fs.StringVar(&o.CapabilitiesCacheDir, "capabilities-cache-dir", o.CapabilitiesCacheDir,
+		"directory shared by a node's launchers caching QEMU's capabilities; ignored when missing")
+	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	switch {
+	case o.VMINamespace == "" || o.VMIName == "" || o.VMIUID == "":
+		return fmt.Errorf("--vmi-namespace, --vmi-name and --vmi-uid are required")
+	case o.GracePeriodSeconds < 0:
+		return fmt.Errorf("--grace-period-seconds must not be negative")
+	case o.PrivateDir == "":
+		return fmt.Errorf("--private-dir is required")
+	case o.Linger < 0:
+		return fmt.Errorf("--linger must not be negative")
+	}
+	return nil
+}

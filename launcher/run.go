@@ -1,0 +1,224 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"k8s.io/klog/v2"
+
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/disk"
+	"kubevirt.dev/virt/launcher/domain"
+	"kubevirt.dev/virt/launcher/hypervisor"
+	"kubevirt.dev/virt/launcher/kvm"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/launcher/server"
+	"kubevirt.dev/virt/launcher/termination"
+)
+
+// Run runs the launcher until its domain has ended, or until SIGTERM when no
+// domain was started, and returns the process's exit status (see
+// apiv1.ExitCode).
+func (o *Options) Run(ctx context.Context) int {
+	logger := klog.FromContext(ctx)
+	code, err := o.run(ctx)
+	if err != nil {
+		logger.Error(err, "virt-launcher failed")
+		termination.Write(err.Error())
+	}
+	return code
+}
+
+func (o *Options) run(ctx context.Context) (int, error) {
+	logger := klog.FromContext(ctx)
+	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return apiv1.ExitFailure, err
+	}
+	// Signals first: a SIGTERM while libvirt starts must not kill us
+	// before a guest could be shut down.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(signals)
+
+	socket := layout.LauncherSocket(o.PrivateDir)
+	ready := layout.ReadyFile(o.PrivateDir)
+	for _, stale := range []string{ready, socket} {
+		if err := os.Remove(stale); err != nil && !os.IsNotExist(err) {
+			return apiv1.ExitFailure, fmt.Errorf("remove stale %s: %w", stale, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(socket), 0o700); err != nil {
+		return apiv1.ExitFailure, fmt.Errorf("create socket directory: %w", err)
+	}
+
+	conn, info, err := o.openLibvirt(ctx)
+	if err != nil {
+		return apiv1.ExitFailure, err
+	}
+	defer conn.Close()
+	logger.Info("libvirt ready", "uri", info.LibvirtUri, "libvirt", info.LibvirtVersion, "qemu", info.HypervisorVersion,
+		"domainType", info.DomainType, "hardwareVirtualization", info.HardwareVirtualization.GetUsable(),
+		"reason", info.HardwareVirtualization.GetReason(), "elapsed", time.Since(start))
+
+	srv := server.New(conn, server.Config{
+		VMI:         info.Vmi,
+		GracePeriod: time.Duration(o.GracePeriodSeconds) * time.Second,
+		Info:        info,
+		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir},
+		Host: domain.Host{
+			Kernel:       filepath.Join(o.KernelBootDir, layout.KernelName),
+			Initrd:       filepath.Join(o.KernelBootDir, layout.InitrdName),
+			SerialSocket: layout.SerialSocket(o.PrivateDir),
+			SerialLog:    layout.SerialLog(o.PrivateDir),
+			EFI:          domain.DebianOVMF,
+		},
+		FinalStateFile: layout.FinalStateFile(o.PrivateDir),
+	})
+	info.DomainName = srv.DomainName()
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	go srv.Run(runCtx)
+
+	lis, err := net.Listen("unix", socket)
+	if err != nil {
+		return apiv1.ExitFailure, fmt.Errorf("listen on %s: %w", socket, err)
+	}
+	if err := os.Chmod(socket, 0o600); err != nil {
+		return apiv1.ExitFailure, fmt.Errorf("restrict %s: %w", socket, err)
+	}
+	g := grpc.NewServer()
+	apiv1.RegisterLauncherServer(g, srv)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- g.Serve(lis) }()
+	defer g.Stop()
+	if err := os.WriteFile(ready, []byte(srv.DomainName()+"\n"), 0o644); err != nil {
+		return apiv1.ExitFailure, fmt.Errorf("write %s: %w", ready, err)
+	}
+	defer os.Remove(ready)
+	logger.Info("Serving", "socket", socket, "domain", srv.DomainName(), "elapsed", time.Since(start))
+
+	for {
+		select {
+		case err := <-serveErr:
+			return apiv1.ExitFailure, fmt.Errorf("serve %s: %w", socket, err)
+		case sig := <-signals:
+			if !srv.Started() || srv.Final() != nil {
+				logger.Info("Signal without a running domain, exiting", "signal", sig)
+				return apiv1.ExitGuestShutdown, nil
+			}
+			logger.Info("Signal, shutting the domain down", "signal", sig, "gracePeriodSeconds", o.GracePeriodSeconds)
+			if err := srv.RequestShutdown(ctx, time.Duration(o.GracePeriodSeconds)*time.Second); err != nil {
+				logger.Error(err, "Shutdown failed")
+			}
+		case <-srv.Done():
+			final := srv.Final()
+			code := apiv1.ExitCode(final.StopReason)
+			msg := fmt.Sprintf("domain %s ended: %s (%s)", final.Name, final.StopReason, final.Reason)
+			logger.Info("Domain ended", "domain", final.Name, "stopReason", final.StopReason, "reason", final.Reason, "exitCode", code)
+			termination.Write(msg)
+			// Keep answering GetDomain for a node daemon that was between
+			// connections; a second signal ends the wait.
+			select {
+			case <-time.After(o.Linger):
+			case <-signals:
+			}
+			return code, nil
+		}
+	}
+}
+
+// openLibvirt connects to libvirt, preparing the embedded driver's root and
+// its capabilities cache, and describes what it found.
+func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.InfoResponse, error) {
+	logger := klog.FromContext(ctx)
+	uri := o.LibvirtURI
+	if uri == "" {
+		uri = hypervisor.EmbedURI(layout.LibvirtRoot(o.PrivateDir))
+	}
+	root := hypervisor.EmbedRoot(uri)
+	cache := o.CapabilitiesCacheDir
+	if st, err := os.Stat(cache); cache != "" && (err != nil || !st.IsDir()) {
+		logger.Info("No capabilities cache, QEMU will be probed", "dir", cache)
+		cache = ""
+	}
+	if root != "" {
+		if err := checkQEMUUser(); err != nil {
+			return nil, nil, err
+		}
+		if err := hypervisor.PrepareEmbedRoot(root, cache); err != nil {
+			return nil, nil, err
+		}
+	}
+	conn, err := hypervisor.Open(uri)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := time.Now()
+	hv, err := conn.Info()
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	logger.Info("libvirt capabilities", "elapsed", time.Since(t), "cache", cache)
+	if hv.Driver == "QEMU" && len(hv.DomainTypes) == 0 {
+		// libvirt logs why; usually QEMU could not be started at all.
+		conn.Close()
+		return nil, nil, fmt.Errorf("libvirt found no usable QEMU for %s (see its log above)", hv.Arch)
+	}
+	if root != "" {
+		if n, err := hypervisor.SaveCapabilitiesCache(root, cache); err != nil {
+			logger.Error(err, "Saving the capabilities cache failed")
+		} else if n > 0 {
+			logger.Info("Saved capabilities cache", "dir", cache, "files", n)
+		}
+	}
+	usable, why := kvm.Usable()
+	if usable && !slices.Contains(hv.DomainTypes, domain.TypeKVM) {
+		usable, why = false, "libvirt offers no kvm domains"
+	}
+	domainType := domain.TypeQEMU
+	switch {
+	case hv.Driver == "Test" || hv.Driver == "TEST":
+		domainType = domain.TypeTest
+	case usable:
+		domainType = domain.TypeKVM
+	}
+	return conn, &apiv1.InfoResponse{
+		LauncherVersion:        version(),
+		LibvirtVersion:         hv.LibvirtVersion,
+		HypervisorVersion:      hv.HypervisorVersion,
+		LibvirtUri:             uri,
+		DomainType:             domainType,
+		HardwareVirtualization: &apiv1.HardwareVirtualization{Usable: usable, Reason: why},
+		Arch:                   hv.Arch,
+		MachineTypes:           hv.MachineTypes,
+		Vmi:                    &apiv1.VMIRef{Namespace: o.VMINamespace, Name: o.VMIName, Uid: o.VMIUID},
+	}, nil
+}
+
+// checkQEMUUser explains the embedded driver's most obscure failure: run as
+// root, libvirt looks up its compiled-in QEMU user even though qemu.conf
+// overrides it.
+func checkQEMUUser() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	if _, err := user.Lookup("libvirt-qemu"); err != nil {
+		var unknown user.UnknownUserError
+		if errors.As(err, &unknown) {
+			return fmt.Errorf("running as root, libvirt's QEMU driver needs the system user libvirt-qemu in /etc/passwd (hack/install-deps.sh creates it; a launcher image must carry it)")
+		}
+	}
+	return nil
+}
