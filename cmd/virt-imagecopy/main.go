@@ -1,0 +1,23 @@
+// virt-imagecopy is the static copy tool of a launcher pod's init containers:
+// `install <dir>` puts itself into the pod's tools volume, `copy <src> <dst>...`
+// copies the files of container-disk and kernel-boot images. Build it with
+// CGO_ENABLED=0: it runs in images without libc.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"kubevirt.dev/virt/launcher/imagecopy"
+	"kubevirt.dev/virt/launcher/termination"
+)
+
+func main() {
+	if err := imagecopy.Run(os.Args[1:]); err != nil {
+		msg := fmt.Sprintf("virt-imagecopy: %v", err)
+		fmt.Fprintln(os.Stderr, msg)
+		// kubectl describe pod shows it as the init container's message.
+		termination.Write(msg)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,181 @@
+package imagecopy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+// Usage is the tool's synopsis.
+const Usage = `usage:
+  virt-imagecopy install <dir>
+      copy this tool into <dir> (the pod's tools volume)
+  virt-imagecopy copy <src> <dst> [<src> <dst>...]
+      copy each <src> to <dst>, sparse, creating parent directories; a <src>
+      directory must hold exactly one regular file, which is copied`
+
+// Run executes the tool's command line (without the program name).
+func Run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command\n%s", Usage)
+	}
+	switch args[0] {
+	case "install":
+		if len(args) != 2 {
+			return fmt.Errorf("install takes one directory\n%s", Usage)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable: %w", err)
+		}
+		return Install(self, args[1])
+	case "copy":
+		pairs := args[1:]
+		if len(pairs) == 0 || len(pairs)%2 != 0 {
+			return fmt.Errorf("copy takes pairs of <src> <dst>, got %d arguments\n%s", len(pairs), Usage)
+		}
+		for i := 0; i < len(pairs); i += 2 {
+			if err := Copy(pairs[i], pairs[i+1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], Usage)
+}
+
+// Install copies the executable self into dir as layout.CopyToolName.
+func Install(self, dir string) error {
+	dst := filepath.Join(dir, layout.CopyToolName)
+	if err := copyFile(self, dst, 0o755); err != nil {
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	return nil
+}
+
+// Copy copies src, or the only regular file in the directory src, to dst.
+func Copy(src, dst string) error {
+	file, err := source(src)
+	if err != nil {
+		return err
+	}
+	// The guest writes to the copy; group-writable so that a pod whose
+	// containers differ in user but share the fsGroup can too.
+	if err := copyFile(file, dst, 0o664); err != nil {
+		return fmt.Errorf("copy %s to %s: %w", file, dst, err)
+	}
+	return nil
+}
+
+// source resolves src to the file to copy.
+func source(src string) (string, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("source %s: %w", src, err)
+	}
+	if st.Mode().IsRegular() {
+		return src, nil
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("source %s is neither a regular file nor a directory", src)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return "", fmt.Errorf("source %s: %w", src, err)
+	}
+	var files []string
+	for _, e := range entries {
+		p := filepath.Join(src, e.Name())
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			files = append(files, p)
+		}
+	}
+	switch len(files) {
+	case 1:
+		return files[0], nil
+	case 0:
+		return "", fmt.Errorf("source directory %s holds no regular file; it must hold exactly one", src)
+	}
+	return "", fmt.Errorf("source directory %s holds %d regular files %v; it must hold exactly one", src, len(files), files)
+}
+
+// copyFile copies from to a temporary file beside to and renames it into
+// place, so a half-copied file never carries the final name.
+func copyFile(from, to string, mode os.FileMode) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	out, err := os.CreateTemp(filepath.Dir(to), "."+filepath.Base(to)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out.Name())
+	if err := copySparse(out, in, st.Size()); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(mode); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), to)
+}
+
+const chunk = 1 << 20
+
+// copySparse copies size bytes of in to out, leaving holes where in has
+// holes (SEEK_DATA/SEEK_HOLE) or whole chunks of zeros.
+func copySparse(out, in *os.File, size int64) error {
+	buf := make([]byte, chunk)
+	zero := make([]byte, chunk)
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(int(in.Fd()), off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			break // only a hole remains
+		}
+		if err != nil {
+			data = off // no hole support: copy everything
+		}
+		hole, err := unix.Seek(int(in.Fd()), data, unix.SEEK_HOLE)
+		if err != nil {
+			hole = size
+		}
+		for pos := data; pos < hole; {
+			n, err := in.ReadAt(buf[:min(int64(chunk), hole-pos)], pos)
+			if n > 0 && !bytes.Equal(buf[:n], zero[:n]) {
+				if _, werr := out.WriteAt(buf[:n], pos); werr != nil {
+					return werr
+				}
+			}
+			pos += int64(n)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		off = hole
+	}
+	// The size covers trailing holes.
+	return out.Truncate(size)
+}
