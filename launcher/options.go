@@ -36,6 +36,7 @@ type Options struct {
 	DisksDir      string
 	PVCDir        string
 	KernelBootDir string
+	SecretsDir    string
 	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
 	LibvirtURI string
 	// CapabilitiesCacheDir is shared by the launchers of a node; used only
@@ -54,6 +55,7 @@ func NewOptions() *Options {
 		DisksDir:             layout.DisksDir,
 		PVCDir:               layout.PVCDirRoot,
 		KernelBootDir:        layout.KernelBootDir,
+		SecretsDir:           layout.SecretDirRoot,
 		CapabilitiesCacheDir: layout.CapabilitiesCacheDir,
 		Linger:               3 * time.Second,
 	}
@@ -70,6 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DisksDir, "disks-dir", o.DisksDir, "directory of the volumes' files (<dir>/<volume>/disk.img, nocloud.iso)")
 	fs.StringVar(&o.PVCDir, "pvc-dir", o.PVCDir, "parent of the persistentVolumeClaim mounts (<dir>/<volume>/disk.img)")
 	fs.StringVar(&o.KernelBootDir, "kernel-boot-dir", o.KernelBootDir, "directory of the kernel and initrd of spec.domain.firmware.kernelBoot")
+	fs.StringVar(&o.SecretsDir, "secrets-dir", o.SecretsDir, "parent of the cloud-init secret mounts (<dir>/<volume>/userdata, networkdata)")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,
 		"libvirt URI; empty: the embedded QEMU driver, qemu:///embed?root=<private-dir>/libvirt (another URI may point at a private libvirtd)")
 	fs.StringVar(&o.CapabilitiesCacheDir, "capabilities-cache-dir", o.CapabilitiesCacheDir,

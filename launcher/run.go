@@ -75,7 +75,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		VMI:         info.Vmi,
 		GracePeriod: time.Duration(o.GracePeriodSeconds) * time.Second,
 		Info:        info,
-		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir},
+		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, Secrets: o.SecretsDir},
 		Host: domain.Host{
 			Kernel:       filepath.Join(o.KernelBootDir, layout.KernelName),
 			Initrd:       filepath.Join(o.KernelBootDir, layout.InitrdName),

@@ -19,6 +19,9 @@ import (
 type Dirs struct {
 	Disks   string
 	PVCRoot string
+	// Secrets is layout.SecretDirRoot: the cloud-init secrets of volume V
+	// are mounted at Secrets/V/userdata and Secrets/V/networkdata.
+	Secrets string
 }
 
 // Prepare makes the file of every volume of vmi ready and returns them by
@@ -39,7 +42,7 @@ func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.D
 		case v.EmptyDisk != nil:
 			d, err = emptyDisk(filepath.Join(dirs.Disks, v.Name, layout.DiskImageName), v.EmptyDisk.Capacity.Value())
 		case v.CloudInitNoCloud != nil:
-			d, err = noCloud(filepath.Join(dirs.Disks, v.Name, layout.NoCloudISOName), vmi, v.CloudInitNoCloud)
+			d, err = noCloud(filepath.Join(dirs.Disks, v.Name, layout.NoCloudISOName), filepath.Join(dirs.Secrets, v.Name), vmi, v.CloudInitNoCloud)
 		default:
 			err = fmt.Errorf("no supported volume source")
 		}
@@ -109,19 +112,25 @@ func emptyDisk(path string, capacity int64) (domain.Disk, error) {
 	return d, f.Close()
 }
 
-func noCloud(path string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
+func noCloud(path, secrets string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
 	d := domain.Disk{Path: path, Format: domain.FormatRaw}
-	if src.SecretRef != nil || src.NetworkDataSecretRef != nil {
-		// The launcher cannot read secrets; the pod would have to mount them.
-		return d, fmt.Errorf("cloudInitNoCloud: secretRef and networkDataSecretRef are not supported yet, use userData or userDataBase64")
-	}
 	user, err := pick("userData", src.UserData, src.UserDataBase64)
 	if err != nil {
 		return d, err
 	}
+	if src.SecretRef != nil {
+		if user, err = secretKey(filepath.Join(secrets, "userdata"), "userdata", "userData"); err != nil {
+			return d, fmt.Errorf("cloudInitNoCloud secretRef %s: %w", src.SecretRef.Name, err)
+		}
+	}
 	network, err := pick("networkData", src.NetworkData, src.NetworkDataBase64)
 	if err != nil {
 		return d, err
+	}
+	if src.NetworkDataSecretRef != nil {
+		if network, err = secretKey(filepath.Join(secrets, "networkdata"), "networkdata", "networkData"); err != nil {
+			return d, fmt.Errorf("cloudInitNoCloud networkDataSecretRef %s: %w", src.NetworkDataSecretRef.Name, err)
+		}
 	}
 	hostname := vmi.Spec.Hostname
 	if hostname == "" {
@@ -132,6 +141,20 @@ func noCloud(path string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudI
 		return d, fmt.Errorf("cloudInitNoCloud: %w", err)
 	}
 	return d, nil
+}
+
+// secretKey reads the first of keys present in a mounted secret's directory.
+func secretKey(dir string, keys ...string) (string, error) {
+	for _, k := range keys {
+		b, err := os.ReadFile(filepath.Join(dir, k))
+		if err == nil {
+			return string(b), nil
+		}
+		if !os.IsNotExist(err) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("none of the keys %v in %s", keys, dir)
 }
 
 // pick returns the plain or the base64 form of a cloud-init document.

@@ -110,8 +110,7 @@ func TestConvertGolden(t *testing.T) {
 				volume("containerdisk", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:latest"}}),
 				volume("emptydisk", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}),
 				volume("cloudinit", virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}),
-				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
-					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}),
+				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{}}),
 				volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "iso:latest"}}),
 			}
 		}},

@@ -43,6 +43,12 @@ const (
 	// CapabilitiesCacheVolume.
 	CapabilitiesCacheHostPath = "/var/lib/virt/launcher-capabilities-cache"
 
+	// SecretDirRoot is the parent of the mounts of cloud-init secrets: the
+	// secretRef of volume V at SecretDirRoot/V/userdata and its
+	// networkDataSecretRef at SecretDirRoot/V/networkdata, each holding the
+	// secret's keys as files (same value as controllers/launcherpod's).
+	SecretDirRoot = "/var/run/virt-secrets"
+
 	// PVCDirRoot is the parent of the mount points of persistentVolumeClaim
 	// volumes: the claim of volume V is mounted at PVCDirRoot/V and its disk
 	// image is the file disk.img inside (KubeVirt's filesystem-PVC convention).
