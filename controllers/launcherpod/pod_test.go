@@ -142,8 +142,7 @@ func TestNewVolumes(t *testing.T) {
 				Image: "disk:1", ImagePullPolicy: corev1.PullNever, ImagePullSecret: "regcred"}}},
 			{Name: "data", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{
 				Image: "disk:2", Path: "/images/data.qcow2", ImagePullSecret: "regcred"}}},
-			{Name: "claim", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
-				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "pvc1"}}}},
+			{Name: "claim", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: claim("pvc1")}},
 			{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{
 				SecretRef: &corev1.LocalObjectReference{Name: "ud"}, NetworkDataSecretRef: &corev1.LocalObjectReference{Name: "nd"}}}},
 			{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}},
@@ -208,6 +207,12 @@ func TestNewVolumes(t *testing.T) {
 	if d := cmp.Diff(wantSecrets, pod.Spec.ImagePullSecrets); d != "" {
 		t.Errorf("image pull secrets (-want +got):\n%s", d)
 	}
+}
+
+func claim(name string) *virtv1.PersistentVolumeClaimVolumeSource {
+	c := &virtv1.PersistentVolumeClaimVolumeSource{}
+	c.ClaimName = name
+	return c
 }
 
 func mounts(c corev1.Container) map[string]string {

@@ -60,9 +60,10 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 		case vol.ContainerDisk != nil:
 			pullSecret(vol.ContainerDisk.ImagePullSecret)
 		case vol.PersistentVolumeClaim != nil:
-			claim := vol.PersistentVolumeClaim.PersistentVolumeClaimVolumeSource
+			claim := vol.PersistentVolumeClaim
 			v.add(fmt.Sprintf("pvc-%d", i), filepath.Join(layout.PVCDirRoot, vol.Name), claim.ReadOnly,
-				corev1.VolumeSource{PersistentVolumeClaim: &claim})
+				corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+					ClaimName: claim.ClaimName, ReadOnly: claim.ReadOnly}})
 		case vol.CloudInitNoCloud != nil:
 			ci := vol.CloudInitNoCloud
 			if ci.SecretRef != nil {

@@ -1,0 +1,39 @@
+package launcherpod_test
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/launcherpod"
+)
+
+// A VMI booting a container disk gets an init container that installs the
+// copy tool, one that copies the disk, and the launcher.
+func ExampleNew() {
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tiny", UID: "6b4a3c1e"},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{Memory: &virtv1.Memory{Guest: ptr.To(resource.MustParse("128Mi"))}},
+			Volumes: []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{
+				ContainerDisk: &virtv1.ContainerDiskSource{Image: "localhost/guest-disk:dev"}}}},
+		},
+	}
+	pod, err := launcherpod.New(vmi, launcherpod.Config{LauncherImage: "localhost/virt-launcher:dev", GracePeriodMargin: 15})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		fmt.Println(c.Name, c.Command)
+	}
+	mem := pod.Spec.Containers[0].Resources.Requests.Memory()
+	fmt.Println("memory request:", mem.String(), "grace:", *pod.Spec.TerminationGracePeriodSeconds)
+	// Output:
+	// virt-tools [/usr/bin/virt-imagecopy install /var/run/virt-tools]
+	// volume-root [/var/run/virt-tools/virt-imagecopy copy /disk /var/run/virt-disks/root/disk.img]
+	// compute [/usr/bin/virt-launcher]
+	// memory request: 361Mi grace: 45
+}
