@@ -65,7 +65,7 @@ stop_daemon containerd
 shim_pids() {
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"${p}/cmdline" 2>/dev/null | grep -q "containerd-shim.* -address ${CONTAINERD_SOCK} " &&
+    grep -q "containerd-shim.* -address ${CONTAINERD_SOCK} " < <(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null) &&
       echo "${p#/proc/}"
   done
   return 0
@@ -147,7 +147,7 @@ for p in /proc/[0-9]*; do
   exe="$(readlink "${p}/exe" 2>/dev/null)" || continue
   case "${exe}" in
     "${KUBE_BIN}"/* | /usr/bin/containerd*)
-      tr '\0' ' ' <"${p}/cmdline" 2>/dev/null | grep -qF "${VIRT_STATE}/" &&
+      grep -qF "${VIRT_STATE}/" < <(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null) &&
         left+=("process ${p#/proc/} ${exe}")
       ;;
   esac
@@ -161,6 +161,11 @@ if [ ${#left[@]} -gt 0 ]; then
 fi
 
 if [ "${purge}" = 1 ]; then
+  if [ -f "${HOST_RECORD}/cache-paths" ]; then
+    while IFS= read -r p; do
+      [ -n "${p}" ] && rm -rf --one-file-system "${p}"
+    done <"${HOST_RECORD}/cache-paths"
+  fi
   rm -rf --one-file-system "${VIRT_STATE}"
   log "purged ${VIRT_STATE}"
 fi

@@ -141,7 +141,10 @@ image() {
   fi
   tags_out+=("${name} ${ref}")
   [ "${import}" = 1 ] || return 0
-  if ! ctr -n k8s.io images ls -q | grep -qxF "${ref}"; then
+  # Not `ctr ... | grep -q`: grep's early exit would fail the pipeline.
+  local have
+  have="$(ctr -n k8s.io images ls -q)"
+  if ! grep -qxF "${ref}" <<<"${have}"; then
     local t=$(date +%s)
     ctr -n k8s.io images import "${tar}" >/dev/null
     log "imported ${ref} ($(($(date +%s) - t))s)"
@@ -149,7 +152,7 @@ image() {
   # Older builds: only their content tags are removed; containerd keeps
   # what running containers still use.
   local old
-  for old in $(ctr -n k8s.io images ls -q | grep -E "^localhost/${name}:[0-9a-f]{12}$" | grep -vxF "${ref}" || true); do
+  for old in $(grep -E "^localhost/${name}:[0-9a-f]{12}$" <<<"${have}" | grep -vxF "${ref}" || true); do
     ctr -n k8s.io images rm "${old}" >/dev/null
   done
 }

@@ -49,6 +49,10 @@ SYSCTLS=(
 # told to put elsewhere: the kubelet's device-plugin directory, the CRI
 # container-log symlinks, containerd's shim sockets, libcni's result cache.
 HOST_PATHS=(/var/lib/kubelet /var/log/containers /run/containerd /var/lib/cni)
+# Host caches the platform's pods keep on the node (hostPath volumes): the
+# launchers' QEMU capabilities cache. Kept across down/up, removed with
+# --purge when this cluster created them.
+HOST_CACHE_PATHS=(/var/lib/virt)
 
 kubectl() { "${KUBE_BIN}/kubectl" --kubeconfig "${ADMIN_KUBECONFIG}" "$@"; }
 ctr() { command ctr --address "${CONTAINERD_SOCK}" "$@"; }
@@ -148,7 +152,7 @@ write_file() {
 }
 
 # Health checks, one per daemon.
-etcd_healthy() { curl -fsS --max-time 2 "${ETCD_CLIENT_URL}/health" | grep -q '"health":"true"'; }
+etcd_healthy() { [[ "$(curl -fsS --max-time 2 "${ETCD_CLIENT_URL}/health")" == *'"health":"true"'* ]]; }
 apiserver_ready() { curl -fsS --max-time 3 --cacert "${PKI}/ca.crt" "${APISERVER_URL}/readyz" >/dev/null; }
 kcm_healthy() { curl -fsSk --max-time 2 https://127.0.0.1:10257/healthz >/dev/null; }
 scheduler_healthy() { curl -fsSk --max-time 2 https://127.0.0.1:10259/healthz >/dev/null; }

@@ -27,6 +27,12 @@ record_host() {
     done >"${HOST_RECORD}/sysctl.tmp"
     mv "${HOST_RECORD}/sysctl.tmp" "${HOST_RECORD}/sysctl"
   fi
+  if [ ! -f "${HOST_RECORD}/cache-paths" ]; then
+    local c
+    for c in "${HOST_CACHE_PATHS[@]}"; do
+      [ -e "${c}" ] || echo "${c}"
+    done >"${HOST_RECORD}/cache-paths"
+  fi
   if [ ! -f "${HOST_RECORD}/paths" ]; then
     local p
     for p in "${HOST_PATHS[@]}"; do
@@ -40,7 +46,7 @@ record_host() {
 # kube-apiserver and the kubelet bind to. The CNI plugin adopts it.
 ensure_bridge() {
   ip link show "${BRIDGE}" >/dev/null 2>&1 || ip link add "${BRIDGE}" type bridge
-  ip -4 addr show dev "${BRIDGE}" | grep -q "inet ${HOST_IP}/" ||
+  [[ "$(ip -4 addr show dev "${BRIDGE}")" == *"inet ${HOST_IP}/"* ]] ||
     ip addr add "${HOST_IP}/${POD_CIDR#*/}" dev "${BRIDGE}"
   ip link set "${BRIDGE}" up
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Reports the local cluster's daemons, one line each; exits 0 only when all
+# of them run healthy (the e2e framework uses it to tell whether it attaches
+# to a running cluster or brings one up).
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ok=0
+check() {
+  local name="$1" health="$2" pid
+  if ! pid="$(pid_of "${name}")"; then
+    echo "${name}: not running"
+    ok=1
+  elif ! "${health}"; then
+    echo "${name}: pid ${pid}, unhealthy (log: ${LOG_DIR}/${name}.log)"
+    ok=1
+  else
+    echo "${name}: pid ${pid}, healthy"
+  fi
+}
+check etcd etcd_healthy
+check kube-apiserver apiserver_ready
+check kube-controller-manager kcm_healthy
+check kube-scheduler scheduler_healthy
+check containerd containerd_healthy
+check kubelet kubelet_healthy
+check kube-proxy kube_proxy_healthy
+[ "${ok}" = 0 ] && echo "KUBECONFIG=${ADMIN_KUBECONFIG}"
+exit "${ok}"
