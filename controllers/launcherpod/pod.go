@@ -32,20 +32,15 @@ const (
 	defaultDiskSource = "/disk"
 )
 
-// SecretDirRoot is the parent of the mount points of cloud-init secrets in
-// the compute container: the secretRef of volume V is mounted at
-// SecretDirRoot/V/userdata and its networkDataSecretRef at
-// SecretDirRoot/V/networkdata, each a directory holding the secret's keys.
-const SecretDirRoot = "/var/run/virt-secrets"
-
-// UserDataSecretDir is where the user-data secret of volume V is mounted.
+// UserDataSecretDir is where the user-data secret (cloudInitNoCloud
+// secretRef) of volume V is mounted: a directory of the secret's keys.
 func UserDataSecretDir(volume string) string {
-	return filepath.Join(SecretDirRoot, volume, "userdata")
+	return filepath.Join(layout.SecretDirRoot, volume, "userdata")
 }
 
 // NetworkDataSecretDir is where the network-data secret of volume V is mounted.
 func NetworkDataSecretDir(volume string) string {
-	return filepath.Join(SecretDirRoot, volume, "networkdata")
+	return filepath.Join(layout.SecretDirRoot, volume, "networkdata")
 }
 
 // Config is what the pod takes from virt-controller's configuration rather
