@@ -62,7 +62,9 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("virt-apiserver client: %w", err)
 	}
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// The broadcaster outlives ctx, so that the event of the Lease's release
+	// on shutdown is still sent; Shutdown ends it.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	defer broadcaster.Shutdown()
 	broadcaster.StartStructuredLogging(3)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})

@@ -117,6 +117,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Starting node controller", "heartbeatTimeout", c.timeout)
 	defer logger.Info("Stopped node controller")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		if ctx.Err() != nil {
+			return nil // stopped before the caches synced: not a failure
+		}
 		return fmt.Errorf("node controller: caches did not sync")
 	}
 	for range workers {

@@ -108,6 +108,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Starting VM controller")
 	defer logger.Info("Stopped VM controller")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		if ctx.Err() != nil {
+			return nil // stopped before the caches synced: not a failure
+		}
 		return fmt.Errorf("VM controller: caches did not sync")
 	}
 	for range workers {

@@ -117,6 +117,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer logger.Info("Stopped VMI controller")
 
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		if ctx.Err() != nil {
+			return nil // stopped before the caches synced: not a failure
+		}
 		return fmt.Errorf("VMI controller: caches did not sync")
 	}
 	for range workers {
