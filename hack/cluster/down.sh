@@ -26,11 +26,14 @@ t0=$(date +%s)
 if running kube-apiserver && running kubelet && apiserver_ready; then
   stop_daemon kube-controller-manager
   stop_daemon kube-scheduler
-  if [ -n "$(kubectl get pods -A -o name 2>/dev/null)" ]; then
+  # Only the node's pods, as when a node is shut down: pods still waiting
+  # for a node stay and are scheduled after the next `make up`.
+  on_node=(--all-namespaces --field-selector "spec.nodeName=${NODE_NAME}")
+  if [ -n "$(kubectl get pods "${on_node[@]}" -o name 2>/dev/null)" ]; then
     log "stopping pods (up to ${grace}s)"
-    kubectl delete pods --all -A --wait=false >/dev/null 2>&1 || true
+    kubectl delete pods "${on_node[@]}" --wait=false >/dev/null 2>&1 || true
     deadline=$((t0 + grace))
-    while [ -n "$(kubectl get pods -A -o name 2>/dev/null)" ] && [ "$(date +%s)" -lt "${deadline}" ]; do
+    while [ -n "$(kubectl get pods "${on_node[@]}" -o name 2>/dev/null)" ] && [ "$(date +%s)" -lt "${deadline}" ]; do
       sleep 0.5
     done
   fi
