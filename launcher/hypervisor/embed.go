@@ -24,15 +24,23 @@ func EmbedRoot(uri string) string {
 	return u.Query().Get("root")
 }
 
-// QEMUConf is the embedded driver's qemu.conf. A launcher runs in an
-// unprivileged container as the pod's user, without systemd, virtlogd or
-// write access to the node's cgroups, so each setting turns off something
-// libvirt would otherwise do with privileges it does not have there.
+// QEMUConf is the embedded driver's qemu.conf. What each line does, as
+// measured with libvirt 9.0 (docs/launcher.md has the table):
+//   - stdio_handler: needed always. The default hands QEMU's output to
+//     virtlogd, which no pod runs: starting a domain fails without it.
+//   - user/group: needed when the launcher runs as root. libvirt would run
+//     QEMU as libvirt-qemu, which cannot read the launcher's files since
+//     nothing relabels them (security_driver none, dynamic_ownership 0).
+//   - cgroup_controllers, namespaces, security_driver, dynamic_ownership,
+//     remember_owner: used only by privileged (root) libvirt. They keep it
+//     from writing the kubelet's cgroups (read-only in a container), from
+//     making a mount namespace per QEMU (CAP_SYS_ADMIN) and from chowning or
+//     labelling files; unprivileged libvirt ignores them.
 func QEMUConf(uid, gid int) string {
 	return fmt.Sprintf(`# Written by virt-launcher; see docs/launcher.md.
 # QEMU's stdout/stderr go to a file under log/, not to virtlogd (none runs in a pod).
 stdio_handler = "file"
-# The pod's cgroup is the kubelet's to manage; the container cannot write the
+# The pod's cgroup is the kubelet's to manage; a container cannot write the
 # cgroup tree anyway.
 cgroup_controllers = [ ]
 # A private /dev mount namespace per QEMU needs CAP_SYS_ADMIN.

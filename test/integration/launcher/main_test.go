@@ -134,7 +134,7 @@ func startLauncher(t *testing.T, vmi *virtv1.VirtualMachineInstance) *launcher {
 		"--kernel-boot-dir", kernelBoot, "--capabilities-cache-dir", capsCache, "--linger", "1s",
 	}
 	name, argv := launcherBin, args
-	if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && !asRoot(t) {
 		// A launcher pod runs as a non-root user with ALL capabilities
 		// dropped; so does this test.
 		chownTree(t, dir, podUID)
@@ -298,6 +298,13 @@ func guestVMI(name string, grace int64, kernelArgs ...string) *virtv1.VirtualMac
 	}
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	return vmi
+}
+
+// asRoot reports whether a test runs its launcher as root with all
+// capabilities, the way a host-level test or a privileged pod would: tests
+// whose name ends in "AsRoot", or all with LAUNCHER_IT_AS=root.
+func asRoot(t *testing.T) bool {
+	return strings.HasSuffix(t.Name(), "AsRoot") || os.Getenv("LAUNCHER_IT_AS") == "root"
 }
 
 // podUID is the user the launcher runs as when the tests run as root, as
