@@ -97,7 +97,7 @@ func stderr(err error) []byte {
 
 // launcher is one virt-launcher process and a client of its socket.
 type launcher struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	private string
 	client  apiv1.LauncherClient
@@ -111,7 +111,7 @@ type launcher struct {
 // startLauncher starts virt-launcher for vmi like a pod would: with every
 // capability dropped (when run as root) and the guest's files already copied
 // to its kernel-boot directory.
-func startLauncher(t *testing.T, vmi *virtv1.VirtualMachineInstance) *launcher {
+func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 	t.Helper()
 	// Short paths: unix socket addresses are limited to 108 bytes.
 	dir, err := os.MkdirTemp("", "vl-")
@@ -174,6 +174,22 @@ func startLauncher(t *testing.T, vmi *virtv1.VirtualMachineInstance) *launcher {
 	return l
 }
 
+// qemuPid is the pid of the launcher's QEMU, or 0.
+func (l *launcher) qemuPid() int {
+	pids, _ := filepath.Glob(filepath.Join(layout.LibvirtRoot(l.private), "run", "qemu", "*.pid"))
+	for _, p := range pids {
+		if filepath.Base(p) == "driver.pid" {
+			continue
+		}
+		var pid int
+		if b, err := os.ReadFile(p); err == nil {
+			fmt.Sscan(string(b), &pid)
+		}
+		return pid
+	}
+	return 0
+}
+
 // stop kills a launcher a test left running, and its QEMU, so nothing
 // outlives the test.
 func (l *launcher) stop() {
@@ -185,17 +201,8 @@ func (l *launcher) stop() {
 	}
 	// QEMU is the launcher's child but not in its process group's
 	// lifetime: kill it by its pid file in the embedded root.
-	pids, _ := filepath.Glob(filepath.Join(layout.LibvirtRoot(l.private), "run", "qemu", "*.pid"))
-	for _, p := range pids {
-		if filepath.Base(p) == "driver.pid" {
-			continue // the launcher's own
-		}
-		if b, err := os.ReadFile(p); err == nil {
-			var pid int
-			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 1 {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+	if pid := l.qemuPid(); pid > 1 {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	if l.t.Failed() {
 		l.t.Logf("virt-launcher output:\n%s", l.log.String())
@@ -303,7 +310,7 @@ func guestVMI(name string, grace int64, kernelArgs ...string) *virtv1.VirtualMac
 // asRoot reports whether a test runs its launcher as root with all
 // capabilities, the way a host-level test or a privileged pod would: tests
 // whose name ends in "AsRoot", or all with LAUNCHER_IT_AS=root.
-func asRoot(t *testing.T) bool {
+func asRoot(t testing.TB) bool {
 	return strings.HasSuffix(t.Name(), "AsRoot") || os.Getenv("LAUNCHER_IT_AS") == "root"
 }
 
@@ -311,7 +318,7 @@ func asRoot(t *testing.T) bool {
 // virt-controller's launcher pods do (KubeVirt's qemu user is 107 too).
 const podUID = 107
 
-func chownTree(t *testing.T, dir string, uid int) {
+func chownTree(t testing.TB, dir string, uid int) {
 	t.Helper()
 	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -324,7 +331,7 @@ func chownTree(t *testing.T, dir string, uid int) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
+func copyFile(t testing.TB, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
