@@ -1,0 +1,83 @@
+package hypervisor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEmbedURIRoundTrip(t *testing.T) {
+	root := "/var/run/virt/libvirt dir"
+	uri := EmbedURI(root)
+	if got := EmbedRoot(uri); got != root {
+		t.Errorf("EmbedRoot(%q) = %q, want %q", uri, got, root)
+	}
+	for _, other := range []string{"qemu:///system", "test:///default", "qemu+unix:///system?socket=/x"} {
+		if got := EmbedRoot(other); got != "" {
+			t.Errorf("EmbedRoot(%q) = %q, want empty", other, got)
+		}
+	}
+}
+
+func TestPrepareEmbedRootAndCache(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "libvirt")
+	shared := t.TempDir()
+	os.WriteFile(filepath.Join(shared, "abc.xml"), []byte("<qemuCaps/>"), 0o644)
+	os.WriteFile(filepath.Join(shared, "ignored.txt"), []byte("x"), 0o644)
+	if err := PrepareEmbedRoot(root, shared); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(filepath.Join(root, "etc", "qemu.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`stdio_handler = "file"`, `user = "+`, "cgroup_controllers = [ ]"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("qemu.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	seeded := filepath.Join(capsCacheDir(root), "abc.xml")
+	if b, err := os.ReadFile(seeded); err != nil || string(b) != "<qemuCaps/>" {
+		t.Errorf("cache not seeded: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(capsCacheDir(root), "ignored.txt")); !os.IsNotExist(err) {
+		t.Errorf("non-XML file copied into the cache")
+	}
+	// Unchanged entries are not rewritten; new ones are saved back.
+	if n, err := SaveCapabilitiesCache(root, shared); err != nil || n != 0 {
+		t.Errorf("SaveCapabilitiesCache of an unchanged cache = %d, %v; want 0", n, err)
+	}
+	os.WriteFile(filepath.Join(capsCacheDir(root), "def.xml"), []byte("<new/>"), 0o644)
+	if n, err := SaveCapabilitiesCache(root, shared); err != nil || n != 1 {
+		t.Errorf("SaveCapabilitiesCache = %d, %v; want 1", n, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(shared, "def.xml")); string(b) != "<new/>" {
+		t.Errorf("shared cache lacks the new entry")
+	}
+	if n, err := SaveCapabilitiesCache(root, ""); n != 0 || err != nil {
+		t.Errorf("without a shared cache: %d, %v", n, err)
+	}
+}
+
+func TestTestDriver(t *testing.T) {
+	c, err := Open("test:///default")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer c.Close()
+	info, err := c.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.EqualFold(info.Driver, "test") || info.LibvirtVersion == "" || info.Arch == "" {
+		t.Errorf("Info = %+v", info)
+	}
+	// The test driver ships a running domain named "test".
+	if st, err := c.Status("test"); err != nil || st.State != "running" {
+		t.Errorf("Status(test) = %+v, %v", st, err)
+	}
+	if _, err := c.Status("no-such-domain"); !IsNotFound(err) {
+		t.Errorf("Status of a missing domain: %v, want not found", err)
+	}
+}
