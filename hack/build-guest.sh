@@ -63,7 +63,7 @@ dpkg -x "${work}"/busybox-static_*.deb "${work}/busybox"
 root="${work}/initrd"
 mkdir -p "${root}"/{bin,proc,sys,dev,etc/acpi/PWRF,lib/modules}
 cp "${work}/busybox/bin/busybox" "${root}/bin/busybox"
-for applet in sh mount echo sleep cat cut insmod poweroff acpid ls tr hostname grep; do
+for applet in sh mount echo sleep cat cut insmod poweroff acpid ls tr hostname grep seq; do
   ln -s busybox "${root}/bin/${applet}"
 done
 for mod in drivers/acpi/button.ko drivers/input/evdev.ko; do
@@ -105,6 +105,17 @@ else
   # then runs /etc/acpi/PWRF/00000080.
   insmod /lib/modules/evdev.ko
   insmod /lib/modules/button.ko
+  # acpid opens the event devices that exist when it starts, and devtmpfs
+  # creates their nodes asynchronously: wait for every one (up to 5 s), or
+  # an early power button press is lost.
+  for i in $(seq 50); do
+    missing=0
+    for e in /sys/class/input/event*; do
+      [ -e "/dev/input/${e##*/}" ] || missing=1
+    done
+    [ "$missing" = 0 ] && break
+    sleep 0.1
+  done
   acpid -c /etc/acpi -l /dev/null
 fi
 echo "VIRT-GUEST-READY $name" > /dev/ttyS0
