@@ -47,6 +47,14 @@ type Conn struct {
 	uri    string
 	events chan Event
 	cbID   int
+
+	// The callback runs on libvirt's event loop, which also drives QEMU's
+	// monitor: it must never block, so events queue here without bound
+	// and a goroutine feeds the channel.
+	mu      sync.Mutex
+	queue   []Event
+	wake    chan struct{}
+	closing chan struct{}
 }
 
 var eventLoop sync.Once
@@ -68,8 +76,7 @@ func startEventLoop() error {
 }
 
 // Open connects to uri and subscribes to the lifecycle events of all its
-// domains. Events are delivered on Events(); a consumer that falls behind by
-// more than 256 events loses the oldest ones' order, never the callback.
+// domains. Events are delivered on Events(), in order and without loss.
 func Open(uri string) (*Conn, error) {
 	if err := startEventLoop(); err != nil {
 		return nil, fmt.Errorf("start libvirt event loop: %w", err)
@@ -78,16 +85,52 @@ func Open(uri string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
 	}
-	c := &Conn{conn: conn, uri: uri, events: make(chan Event, 256)}
+	c := &Conn{conn: conn, uri: uri, events: make(chan Event), wake: make(chan struct{}, 1), closing: make(chan struct{})}
 	c.cbID, err = conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, e *libvirt.DomainEventLifecycle) {
 		name, _ := d.GetName()
-		c.events <- Event{Domain: name, Type: eventTypeName(e.Event), Detail: eventDetailName(e)}
+		c.mu.Lock()
+		c.queue = append(c.queue, Event{Domain: name, Type: eventTypeName(e.Event), Detail: eventDetailName(e)})
+		c.mu.Unlock()
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	})
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("register lifecycle events on %s: %w", uri, err)
 	}
+	go c.deliver()
 	return c, nil
+}
+
+// deliver feeds queued events to the channel until the connection closes.
+func (c *Conn) deliver() {
+	for {
+		c.mu.Lock()
+		pending := len(c.queue) > 0
+		var next Event
+		if pending {
+			next = c.queue[0]
+		}
+		c.mu.Unlock()
+		if !pending {
+			select {
+			case <-c.wake:
+				continue
+			case <-c.closing:
+				return
+			}
+		}
+		select {
+		case c.events <- next:
+			c.mu.Lock()
+			c.queue = c.queue[1:]
+			c.mu.Unlock()
+		case <-c.closing:
+			return
+		}
+	}
 }
 
 // Events delivers the lifecycle events of all domains of the connection.
@@ -96,6 +139,7 @@ func (c *Conn) Events() <-chan Event { return c.events }
 // Close unsubscribes and closes the connection.
 func (c *Conn) Close() error {
 	_ = c.conn.DomainEventDeregister(c.cbID)
+	close(c.closing)
 	if _, err := c.conn.Close(); err != nil {
 		return fmt.Errorf("close libvirt connection: %w", err)
 	}

@@ -297,3 +297,24 @@ func rss(pid int) string {
 	}
 	return "unknown"
 }
+
+func TestQEMUCrashExitsCrashed(t *testing.T) {
+	l := startLauncher(t, guestVMI("crash", 30))
+	if _, err := l.sync(t.Context()); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	pid := l.qemuPid()
+	if pid <= 1 {
+		t.Fatalf("no QEMU pid file in the embedded libvirt's run directory")
+	}
+	// Something outside libvirt kills QEMU: the OOM killer, a bug.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill QEMU %d: %v", pid, err)
+	}
+	if code := l.waitExit(exitTimeout); code != apiv1.ExitCrashed {
+		t.Errorf("exit status %d, want %d (crashed)", code, apiv1.ExitCrashed)
+	}
+	if f := l.finalState(); f.StopReason != apiv1.StopReason_STOP_REASON_CRASHED {
+		t.Errorf("final state = %v, want CRASHED", f)
+	}
+}
