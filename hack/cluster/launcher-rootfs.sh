@@ -14,7 +14,7 @@ MIRROR="${VIRT_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # data, OVMF for EFI guests, and qemu-img for empty disks.
 PACKAGES=(libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf)
 # Bump when the steps below change what ends up in the layer.
-RECIPE=2
+RECIPE=3
 
 key="$(echo "${RECIPE} ${SUITE} ${PACKAGES[*]}" | sha256sum | cut -c1-12)"
 out="${VIRT_CACHE}/images/launcher-rootfs-${key}.tar.gz"
@@ -46,6 +46,10 @@ r="${work}/root"
 # libvirt-daemon-system, which would pull in systemd.
 chroot "${r}" useradd --system --user-group --no-create-home --home-dir /var/lib/libvirt \
   --shell /usr/sbin/nologin libvirt-qemu
+# Guests are x86_64: libvirt probes every qemu-system-<arch> it finds when
+# its QEMU driver starts (tens of seconds each under TCG on a busy node),
+# so the i386 emulator would double every launcher's start.
+rm -f "${r}/usr/bin/qemu-system-i386" "${r}/usr/bin/qemu-system-x86_64-microvm"
 # Nothing of this is used at run time; the container runtime provides /dev.
 rm -rf "${r}"/usr/share/{doc,man,info,locale,lintian,linda}/* \
   "${r}"/var/cache/apt/* "${r}"/var/lib/apt/lists/* "${r}"/var/log/* \
