@@ -20,6 +20,8 @@ purge=0
 # down in that time) before they are killed.
 grace="${VIRT_DOWN_GRACE:-60}"
 t0=$(date +%s)
+[ -d "${VIRT_STATE}" ] || { log "nothing to do: no ${VIRT_STATE}"; exit 0; }
+lock_state
 
 # 1. Pods. The controller-manager goes first, or ReplicaSets and DaemonSets
 # would recreate the pods being stopped.

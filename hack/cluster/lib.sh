@@ -54,6 +54,18 @@ HOST_PATHS=(/var/lib/kubelet /var/log/containers /run/containerd /var/lib/cni)
 # --purge when this cluster created them.
 HOST_CACHE_PATHS=(/var/lib/virt)
 
+# lock_state serialises up.sh and down.sh on one state directory (an e2e
+# run and a developer's `make up`, say). The lock lives on fd 9, which
+# start_daemon closes for the daemons.
+lock_state() {
+  mkdir -p "${VIRT_STATE}"
+  exec 9>"${VIRT_STATE}/lock"
+  if ! flock -n 9; then
+    log "waiting for another up.sh or down.sh on ${VIRT_STATE}"
+    flock -w 1800 9 || die "${VIRT_STATE} stayed locked for 30 min"
+  fi
+}
+
 kubectl() { "${KUBE_BIN}/kubectl" --kubeconfig "${ADMIN_KUBECONFIG}" "$@"; }
 ctr() { command ctr --address "${CONTAINERD_SOCK}" "$@"; }
 
@@ -80,7 +92,7 @@ start_daemon() {
   shift 2
   mkdir -p "${RUN_DIR}" "${LOG_DIR}"
   printf '\n==== %s start: %s %s\n' "$(date -Is)" "${bin}" "$*" >>"${LOG_DIR}/${name}.log"
-  setsid "${bin}" "$@" </dev/null >>"${LOG_DIR}/${name}.log" 2>&1 &
+  setsid "${bin}" "$@" </dev/null >>"${LOG_DIR}/${name}.log" 2>&1 9>&- &
   local pid=$!
   # setsid execs in place (the background job is not a group leader), so
   # $! is the daemon itself; wait until the exec happened before recording.

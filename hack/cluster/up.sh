@@ -12,6 +12,7 @@ source "${here}/configs.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the local cluster needs root (containerd, kubelet, bridge)"
 t0=$(date +%s)
+lock_state
 "${ROOT}/hack/install-deps.sh"
 "${ROOT}/hack/build-kube.sh"
 "${here}/certs.sh"
