@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"google.golang.org/protobuf/proto"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 )
 
@@ -317,4 +319,21 @@ func TestQEMUCrashExitsCrashed(t *testing.T) {
 	if f := l.finalState(); f.StopReason != apiv1.StopReason_STOP_REASON_CRASHED {
 		t.Errorf("final state = %v, want CRASHED", f)
 	}
+}
+
+// TestEFIKernelBoot boots the test guest through OVMF (Debian's ovmf
+// package), with its variable store copied from the template per domain.
+func TestEFIKernelBoot(t *testing.T) {
+	vmi := guestVMI("efi", 30)
+	vmi.Spec.Domain.Firmware.Bootloader = &virtv1.Bootloader{EFI: &virtv1.EFI{}}
+	// OVMF keeps more memory for itself than SeaBIOS.
+	mem := resource.MustParse("256Mi")
+	vmi.Spec.Domain.Memory.Guest = &mem
+	l := startLauncher(t, vmi)
+	_, toMarker := boot(t, l)
+	t.Logf("EFI: Sync to marker %v", toMarker)
+	if _, err := l.client.Kill(t.Context(), &apiv1.KillRequest{}); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	l.waitExit(exitTimeout)
 }
