@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
