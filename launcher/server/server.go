@@ -156,6 +156,13 @@ func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
 	host := s.cfg.Host
 	host.Type = s.cfg.Info.GetDomainType()
 	host.Disks = disks
+	// An init container copies the kernel boot files, the initrd only when
+	// the image names one: a missing file means "not given".
+	for _, f := range []*string{&host.Kernel, &host.Initrd} {
+		if _, err := os.Stat(*f); *f != "" && err != nil {
+			*f = ""
+		}
+	}
 	d, err := domain.Convert(vmi, host)
 	if err != nil {
 		return fmt.Errorf("convert VMI to domain: %w", err)
