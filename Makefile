@@ -18,7 +18,6 @@ deps:
 ## generate: regenerate deepcopy, conversion, defaults, OpenAPI, clients, protobuf
 generate: deps
 	hack/update-codegen.sh
-	hack/update-protobuf.sh
 	hack/update-launcher-proto.sh
 
 ## verify: gofmt, go vet, and generated code up to date

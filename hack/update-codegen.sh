@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates every generated Go file of the API: deepcopy, conversion and
-# defaulters beside the types; OpenAPI, clientset, listers, informers and apply
-# configurations under generated/. Protobuf is hack/update-protobuf.sh.
+# Regenerates every generated file of the API: deepcopy, conversion and
+# defaulters beside the types; OpenAPI; protobuf (hack/update-protobuf.sh);
+# clientset, listers, informers and apply configurations under generated/.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "${ROOT}"
@@ -20,6 +20,10 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1)
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 
+# A stale generated.pb.go (a field was removed) stops every later generator
+# from compiling the package; it is regenerated below anyway.
+rm -f "${ROOT}/apis/virtualization/v1/generated.pb.go"
+
 kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${ROOT}/apis"
 
 kube::codegen::gen_openapi \
@@ -32,6 +36,8 @@ kube::codegen::gen_openapi \
   ${UPDATE_API_KNOWN_VIOLATIONS:+--update-report} \
   --boilerplate "${BOILERPLATE}" \
   "${ROOT}/apis"
+
+"${ROOT}/hack/update-protobuf.sh"
 
 kube::codegen::gen_client \
   --with-watch \

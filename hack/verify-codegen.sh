@@ -11,7 +11,7 @@ trap 'rm -rf "${tmp}"' EXIT
 tar --exclude=./_output --exclude=./.git -cf - . | tar -C "${tmp}" -xf -
 # Reuse the generator binaries of the real tree.
 export CODEGEN_GOBIN="${ROOT}/_output/tools"
-(cd "${tmp}" && hack/update-codegen.sh >/dev/null && hack/update-protobuf.sh >/dev/null && hack/update-launcher-proto.sh >/dev/null)
+(cd "${tmp}" && hack/update-codegen.sh >/dev/null && hack/update-launcher-proto.sh >/dev/null)
 
 status=0
 for path in apis generated hack/api-rules-violations.list launcher/api; do

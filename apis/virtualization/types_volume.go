@@ -67,7 +67,10 @@ type CloudInitNoCloudSource struct {
 
 // PersistentVolumeClaimVolumeSource attaches a claim.
 type PersistentVolumeClaimVolumeSource struct {
-	corev1.PersistentVolumeClaimVolumeSource
+	// ClaimName is the name of a PersistentVolumeClaim in the VMI's namespace.
+	ClaimName string
+	// ReadOnly attaches the claim read-only.
+	ReadOnly bool
 }
 
 // Network is a network the guest's interfaces can attach to.

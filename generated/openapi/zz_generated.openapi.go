@@ -18271,7 +18271,7 @@ func schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref co
 				Properties: map[string]spec.Schema{
 					"claimName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
+							Description: "ClaimName is the name of a PersistentVolumeClaim in the VMI's namespace.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -18279,7 +18279,7 @@ func schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref co
 					},
 					"readOnly": {
 						SchemaProps: spec.SchemaProps{
-							Description: "readOnly Will force the ReadOnly setting in VolumeMounts. Default false.",
+							Description: "ReadOnly attaches the claim read-only.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},

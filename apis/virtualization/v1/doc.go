@@ -8,6 +8,6 @@
 // +k8s:conversion-gen=kubevirt.dev/virt/apis/virtualization
 // +k8s:defaulter-gen=TypeMeta
 // +k8s:openapi-gen=true
-// +k8s:openapi-model-package=io.kubevirt.virtualization.v1
+// +k8s:openapi-model-package=dev.kubevirt.virt.apis.virtualization.v1
 // +groupName=virtualization.kubevirt.io
 package v1

@@ -80,7 +80,11 @@ type CloudInitNoCloudSource struct {
 
 // PersistentVolumeClaimVolumeSource attaches a claim.
 type PersistentVolumeClaimVolumeSource struct {
-	corev1.PersistentVolumeClaimVolumeSource `json:",inline" protobuf:"bytes,1,opt,name=persistentVolumeClaimVolumeSource"`
+	// ClaimName is the name of a PersistentVolumeClaim in the VMI's namespace.
+	ClaimName string `json:"claimName" protobuf:"bytes,1,opt,name=claimName"`
+	// ReadOnly attaches the claim read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty" protobuf:"varint,2,opt,name=readOnly"`
 }
 
 // Network is a network the guest's interfaces can attach to.

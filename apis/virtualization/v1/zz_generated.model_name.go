@@ -23,240 +23,240 @@ package v1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BIOS) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.BIOS"
+	return "dev.kubevirt.virt.apis.virtualization.v1.BIOS"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Bootloader) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Bootloader"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Bootloader"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CDRomTarget) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.CDRomTarget"
+	return "dev.kubevirt.virt.apis.virtualization.v1.CDRomTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CPU) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.CPU"
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPU"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.CloudInitNoCloudSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ContainerDiskSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.ContainerDiskSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Devices) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Devices"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Devices"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Disk) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Disk"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Disk"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskDevice) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.DiskDevice"
+	return "dev.kubevirt.virt.apis.virtualization.v1.DiskDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskTarget) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.DiskTarget"
+	return "dev.kubevirt.virt.apis.virtualization.v1.DiskTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DomainSpec) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.DomainSpec"
+	return "dev.kubevirt.virt.apis.virtualization.v1.DomainSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EFI) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.EFI"
+	return "dev.kubevirt.virt.apis.virtualization.v1.EFI"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EmptyDiskSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.EmptyDiskSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.EmptyDiskSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Firmware) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Firmware"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Firmware"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in I6300ESBWatchdog) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.I6300ESBWatchdog"
+	return "dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Interface) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Interface"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Interface"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceBindingMethod) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.InterfaceBindingMethod"
+	return "dev.kubevirt.virt.apis.virtualization.v1.InterfaceBindingMethod"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceBridge) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.InterfaceBridge"
+	return "dev.kubevirt.virt.apis.virtualization.v1.InterfaceBridge"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceMasquerade) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.InterfaceMasquerade"
+	return "dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBoot) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.KernelBoot"
+	return "dev.kubevirt.virt.apis.virtualization.v1.KernelBoot"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBootContainer) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.KernelBootContainer"
+	return "dev.kubevirt.virt.apis.virtualization.v1.KernelBootContainer"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Machine) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Machine"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Machine"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Memory) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Memory"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Memory"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Network) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Network"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Network"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NetworkSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.NetworkSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.NetworkSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.PersistentVolumeClaimVolumeSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodNetwork) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.PodNetwork"
+	return "dev.kubevirt.virt.apis.virtualization.v1.PodNetwork"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Port) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Port"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Port"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceRequirements) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.ResourceRequirements"
+	return "dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Rng"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Rng"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachine) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachine"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineCondition) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineCondition"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstance) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstance"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstance"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceCondition) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceCondition"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceList) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceList"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceNetworkInterface) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceNetworkInterface"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstancePhaseTransitionTimestamp) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceSpec) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceSpec"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceStatus) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceStatus"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceTemplateSpec) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineInstanceTemplateSpec"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineList) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineList"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineSpec) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineSpec"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStartFailure) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineStartFailure"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStatus) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VirtualMachineStatus"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Volume) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Volume"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Volume"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.VolumeSource"
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Watchdog) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.Watchdog"
+	return "dev.kubevirt.virt.apis.virtualization.v1.Watchdog"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in WatchdogDevice) OpenAPIModelName() string {
-	return "io.kubevirt.virtualization.v1.WatchdogDevice"
+	return "dev.kubevirt.virt.apis.virtualization.v1.WatchdogDevice"
 }

@@ -39,26 +39,994 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: dev.kubevirt.virt.apis.virtualization.v1.BIOS
+  map:
+    fields:
+    - name: useSerial
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.Bootloader
+  map:
+    fields:
+    - name: bios
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.BIOS
+    - name: efi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.EFI
+- name: dev.kubevirt.virt.apis.virtualization.v1.CDRomTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPU
+  map:
+    fields:
+    - name: cores
+      type:
+        scalar: numeric
+    - name: model
+      type:
+        scalar: string
+    - name: sockets
+      type:
+        scalar: numeric
+    - name: threads
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource
+  map:
+    fields:
+    - name: networkData
+      type:
+        scalar: string
+    - name: networkDataBase64
+      type:
+        scalar: string
+    - name: networkDataSecretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: userData
+      type:
+        scalar: string
+    - name: userDataBase64
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+      default: ""
+    - name: imagePullPolicy
+      type:
+        scalar: string
+    - name: imagePullSecret
+      type:
+        scalar: string
+    - name: path
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Devices
+  map:
+    fields:
+    - name: autoattachPodInterface
+      type:
+        scalar: boolean
+    - name: autoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: disks
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Disk
+          elementRelationship: associative
+          keys:
+          - name
+    - name: interfaces
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Interface
+          elementRelationship: associative
+          keys:
+          - name
+    - name: rng
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Rng
+    - name: watchdog
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Watchdog
+- name: dev.kubevirt.virt.apis.virtualization.v1.Disk
+  map:
+    fields:
+    - name: bootOrder
+      type:
+        scalar: numeric
+    - name: cdrom
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CDRomTarget
+    - name: disk
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DiskTarget
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: serial
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.DiskTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.DomainSpec
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPU
+    - name: devices
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Devices
+      default: {}
+    - name: firmware
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Firmware
+    - name: machine
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Machine
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Memory
+    - name: resources
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.EFI
+  map:
+    fields:
+    - name: secureBoot
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.EmptyDiskSource
+  map:
+    fields:
+    - name: capacity
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.Firmware
+  map:
+    fields:
+    - name: bootloader
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Bootloader
+    - name: kernelBoot
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.KernelBoot
+    - name: serial
+      type:
+        scalar: string
+    - name: uuid
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Interface
+  map:
+    fields:
+    - name: bootOrder
+      type:
+        scalar: numeric
+    - name: bridge
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceBridge
+    - name: macAddress
+      type:
+        scalar: string
+    - name: masquerade
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade
+    - name: model
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: ports
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Port
+          elementRelationship: atomic
+- name: dev.kubevirt.virt.apis.virtualization.v1.InterfaceBridge
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.KernelBoot
+  map:
+    fields:
+    - name: container
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.KernelBootContainer
+    - name: kernelArgs
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.KernelBootContainer
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+      default: ""
+    - name: imagePullPolicy
+      type:
+        scalar: string
+    - name: imagePullSecret
+      type:
+        scalar: string
+    - name: initrdPath
+      type:
+        scalar: string
+    - name: kernelPath
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Machine
+  map:
+    fields:
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.Memory
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.Network
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: pod
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PodNetwork
+- name: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.PodNetwork
+  map:
+    fields:
+    - name: vmNetworkCIDR
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Port
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: port
+      type:
+        scalar: numeric
+      default: 0
+    - name: protocol
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements
+  map:
+    fields:
+    - name: limits
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: overcommitGuestOverhead
+      type:
+        scalar: boolean
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.Rng
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine
-  scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
-    elementRelationship: atomic
   map:
-    elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
+      default: {}
+    - name: status
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstance
-  scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
+      default: {}
+    - name: status
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
+  map:
+    fields:
+    - name: interfaceName
+      type:
+        scalar: string
+    - name: ipAddress
+      type:
+        scalar: string
+    - name: ipAddresses
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mac
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp
+  map:
+    fields:
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
+  map:
+    fields:
+    - name: affinity
+      type:
+        namedType: io.k8s.api.core.v1.Affinity
+    - name: domain
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DomainSpec
+      default: {}
+    - name: hostname
+      type:
+        scalar: string
+    - name: networks
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Network
+          elementRelationship: associative
+          keys:
+          - name
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: priorityClassName
+      type:
+        scalar: string
+    - name: schedulerName
+      type:
+        scalar: string
+    - name: subdomain
+      type:
+        scalar: string
+    - name: terminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: tolerations
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.Toleration
+          elementRelationship: atomic
+    - name: volumes
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Volume
+          elementRelationship: associative
+          keys:
+          - name
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceStatus
+  map:
+    fields:
+    - name: activePods
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: interfaces
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
+          elementRelationship: atomic
+    - name: launcherContainerImageVersion
+      type:
+        scalar: string
+    - name: nodeName
+      type:
+        scalar: string
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamps
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp
+          elementRelationship: atomic
+    - name: reason
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
+  map:
+    fields:
+    - name: runStrategy
+      type:
+        scalar: string
+    - name: running
+      type:
+        scalar: boolean
+    - name: template
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure
+  map:
+    fields:
+    - name: consecutiveFailCount
+      type:
+        scalar: numeric
+    - name: lastFailedVMIUID
+      type:
+        scalar: string
+    - name: retryAfterTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: created
+      type:
+        scalar: boolean
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: printableStatus
+      type:
+        scalar: string
+    - name: ready
+      type:
+        scalar: boolean
+    - name: startFailure
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure
+- name: dev.kubevirt.virt.apis.virtualization.v1.Volume
+  map:
+    fields:
+    - name: cloudInitNoCloud
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource
+    - name: containerDisk
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource
+    - name: emptyDisk
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.EmptyDiskSource
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: persistentVolumeClaim
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.Watchdog
+  map:
+    fields:
+    - name: i6300esb
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: io.k8s.api.core.v1.Affinity
+  map:
+    fields:
+    - name: nodeAffinity
+      type:
+        namedType: io.k8s.api.core.v1.NodeAffinity
+    - name: podAffinity
+      type:
+        namedType: io.k8s.api.core.v1.PodAffinity
+    - name: podAntiAffinity
+      type:
+        namedType: io.k8s.api.core.v1.PodAntiAffinity
+- name: io.k8s.api.core.v1.LocalObjectReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.NodeAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PreferredSchedulingTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        namedType: io.k8s.api.core.v1.NodeSelector
+- name: io.k8s.api.core.v1.NodeSelector
+  map:
+    fields:
+    - name: nodeSelectorTerms
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorTerm
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.NodeSelectorRequirement
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.NodeSelectorTerm
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    - name: matchFields
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodAffinityTerm
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mismatchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: namespaceSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: namespaces
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: topologyKey
+      type:
+        scalar: string
+      default: ""
+- name: io.k8s.api.core.v1.PodAntiAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PreferredSchedulingTerm
+  map:
+    fields:
+    - name: preference
+      type:
+        namedType: io.k8s.api.core.v1.NodeSelectorTerm
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
+- name: io.k8s.api.core.v1.Toleration
+  map:
+    fields:
+    - name: effect
+      type:
+        scalar: string
+    - name: key
+      type:
+        scalar: string
+    - name: operator
+      type:
+        scalar: string
+    - name: tolerationSeconds
+      type:
+        scalar: numeric
+    - name: value
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.WeightedPodAffinityTerm
+  map:
+    fields:
+    - name: podAffinityTerm
+      type:
+        namedType: io.k8s.api.core.v1.PodAffinityTerm
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
+- name: io.k8s.apimachinery.pkg.api.resource.Quantity
+  scalar: untyped
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
   map:
     elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
+          elementRelationship: atomic
+    - name: matchLabels
+      type:
+        map:
+          elementType:
+            scalar: string
+    elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: fieldsType
+      type:
+        scalar: string
+    - name: fieldsV1
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
+    - name: manager
+      type:
+        scalar: string
+    - name: operation
+      type:
+        scalar: string
+    - name: subresource
+      type:
+        scalar: string
+    - name: time
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: creationTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: deletionGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: deletionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: finalizers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: generateName
+      type:
+        scalar: string
+    - name: generation
+      type:
+        scalar: numeric
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: managedFields
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+    - name: namespace
+      type:
+        scalar: string
+    - name: ownerReferences
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference
+          elementRelationship: associative
+          keys:
+          - uid
+    - name: resourceVersion
+      type:
+        scalar: string
+    - name: selfLink
+      type:
+        scalar: string
+    - name: uid
+      type:
+        scalar: string
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+      default: ""
+    - name: blockOwnerDeletion
+      type:
+        scalar: boolean
+    - name: controller
+      type:
+        scalar: boolean
+    - name: kind
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: uid
+      type:
+        scalar: string
+      default: ""
+    elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+  scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped
   list:

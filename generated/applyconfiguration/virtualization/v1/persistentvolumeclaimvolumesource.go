@@ -18,16 +18,15 @@ limitations under the License.
 
 package v1
 
-import (
-	corev1 "k8s.io/api/core/v1"
-)
-
 // PersistentVolumeClaimVolumeSourceApplyConfiguration represents a declarative configuration of the PersistentVolumeClaimVolumeSource type for use
 // with apply.
 //
 // PersistentVolumeClaimVolumeSource attaches a claim.
 type PersistentVolumeClaimVolumeSourceApplyConfiguration struct {
-	corev1.PersistentVolumeClaimVolumeSource `json:""`
+	// ClaimName is the name of a PersistentVolumeClaim in the VMI's namespace.
+	ClaimName *string `json:"claimName,omitempty"`
+	// ReadOnly attaches the claim read-only.
+	ReadOnly *bool `json:"readOnly,omitempty"`
 }
 
 // PersistentVolumeClaimVolumeSourceApplyConfiguration constructs a declarative configuration of the PersistentVolumeClaimVolumeSource type for use with
@@ -40,7 +39,7 @@ func PersistentVolumeClaimVolumeSource() *PersistentVolumeClaimVolumeSourceApply
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ClaimName field is set to the value of the last call.
 func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithClaimName(value string) *PersistentVolumeClaimVolumeSourceApplyConfiguration {
-	b.PersistentVolumeClaimVolumeSource.ClaimName = &value
+	b.ClaimName = &value
 	return b
 }
 
@@ -48,6 +47,6 @@ func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithClaimName(valu
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithReadOnly(value bool) *PersistentVolumeClaimVolumeSourceApplyConfiguration {
-	b.PersistentVolumeClaimVolumeSource.ReadOnly = &value
+	b.ReadOnly = &value
 	return b
 }
