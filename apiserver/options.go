@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 
@@ -9,10 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	netutils "k8s.io/utils/net"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 )
 
@@ -39,6 +42,9 @@ type Options struct {
 	Standalone bool
 	// AlternateDNS are extra names of the self-signed serving certificate.
 	AlternateDNS []string
+	// NodeRestrictedUsers may write only the VMIs of the node their
+	// credentials were issued on (see apiserver/admission/noderestriction).
+	NodeRestrictedUsers []string
 
 	// embedded is set by Complete when no --etcd-servers were given.
 	embedded bool
@@ -50,9 +56,15 @@ func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
 			Codecs.LegacyCodec(virtv1.SchemeGroupVersion)),
-		DataDir:      "/var/lib/virt-apiserver",
-		EmbeddedEtcd: etcd.Options{ClientPort: 2379, PeerPort: 2380},
+		DataDir:             "/var/lib/virt-apiserver",
+		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
+		NodeRestrictedUsers: noderestriction.DefaultRestrictedUsers,
 	}
+	// The plugin reads the user list when the chain is built, after flags.
+	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
+		return noderestriction.New(o.NodeRestrictedUsers), nil
+	})
+	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, noderestriction.PluginName)
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(virtv1.SchemeGroupVersion,
 		schema.GroupKind{Group: virtv1.GroupName})
 	o.Recommended.Etcd.DefaultStorageMediaType = protobufMediaType
@@ -69,7 +81,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EmbeddedEtcd.PeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcd.PeerPort,
 		"Loopback port of the embedded etcd's (unused) peer listener.")
 	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
-		"DEVELOPMENT ONLY: serve without a kube-apiserver. Every request is allowed without authentication, authorization or admission. Never use it in a cluster.")
+		"DEVELOPMENT ONLY: serve without a kube-apiserver. Requests are authenticated only by the client or request-header CA given (else anonymous), every request is authorized, and admission is only the node restriction. Never use it in a cluster.")
+	fs.StringSliceVar(&o.NodeRestrictedUsers, "node-restricted-users", o.NodeRestrictedUsers,
+		"Users (the node daemons' service accounts) that may write only the VMIs of the node named in their credentials.")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
 }
@@ -87,7 +101,10 @@ func (o *Options) Complete() {
 	}
 	if o.Standalone {
 		// Everything that needs a kube-apiserver is switched off.
-		o.Recommended.Authentication = nil
+		// Authentication stays for the certificates given by flag, which
+		// need no kube-apiserver: tests act as the aggregator with them.
+		o.Recommended.Authentication.RemoteKubeConfigFileOptional = true
+		o.Recommended.Authentication.SkipInClusterLookup = true
 		o.Recommended.Authorization = nil
 		o.Recommended.CoreAPI = nil
 		o.Recommended.Admission = nil

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
@@ -45,6 +46,11 @@ func (o *Options) Config() (*Config, error) {
 	c.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	if err := o.Recommended.ApplyTo(c); err != nil {
 		return nil, err
+	}
+	if o.Standalone {
+		// The generic admission chain needs a kube-apiserver; the node
+		// restriction does not, and tests of it run standalone.
+		c.AdmissionControl = noderestriction.New(o.NodeRestrictedUsers)
 	}
 	return &Config{Generic: c}, nil
 }

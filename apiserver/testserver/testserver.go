@@ -27,13 +27,30 @@ type Server struct {
 	done   chan error
 }
 
+// Option changes the server's options before it starts.
+type Option func(*apiserver.Options)
+
+// WithFrontProxy makes the server trust the front proxy's request headers.
+func WithFrontProxy(p *FrontProxy) Option {
+	return func(o *apiserver.Options) {
+		rh := &o.Recommended.Authentication.RequestHeader
+		rh.ClientCAFile = p.caFile
+		rh.UsernameHeaders = []string{"X-Remote-User"}
+		rh.GroupHeaders = []string{"X-Remote-Group"}
+		rh.ExtraHeaderPrefixes = []string{"X-Remote-Extra-"}
+	}
+}
+
 // Start runs a server on dataDir and waits until it is ready. It is stopped
 // when the test ends, unless the test stopped it before.
-func Start(t testing.TB, dataDir string) *Server {
+func Start(t testing.TB, dataDir string, opts ...Option) *Server {
 	t.Helper()
 	o := apiserver.NewOptions()
 	o.Standalone = true
 	o.DataDir = dataDir
+	for _, opt := range opts {
+		opt(o)
+	}
 	listener, port, err := genericoptions.CreateListener("tcp", "127.0.0.1:0", net.ListenConfig{})
 	if err != nil {
 		t.Fatalf("listen: %v", err)

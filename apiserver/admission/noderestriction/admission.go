@@ -1,0 +1,83 @@
+package noderestriction
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// PluginName is the name to enable or disable the plugin by.
+const PluginName = "VirtNodeRestriction"
+
+// NodeNameExtra is the user extra holding the node of a pod's bound token.
+const NodeNameExtra = "authentication.kubernetes.io/node-name"
+
+// DefaultRestrictedUsers are the node daemons of a default installation.
+var DefaultRestrictedUsers = []string{"system:serviceaccount:virt-system:virt-handler"}
+
+var vmis = virtualization.Resource("virtualmachineinstances")
+
+// Plugin refuses node-restricted identities any write to a VMI of another
+// node.
+type Plugin struct {
+	*admission.Handler
+	restricted sets.Set[string]
+}
+
+var _ admission.ValidationInterface = &Plugin{}
+
+// New returns the plugin for the given user names.
+func New(restrictedUsers []string) *Plugin {
+	return &Plugin{
+		Handler:    admission.NewHandler(admission.Create, admission.Update, admission.Delete),
+		restricted: sets.New(restrictedUsers...),
+	}
+}
+
+// Register makes the plugin known to an admission chain.
+func Register(plugins *admission.Plugins, restrictedUsers []string) {
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
+		return New(restrictedUsers), nil
+	})
+}
+
+// Validate refuses the write when a node-restricted identity reaches beyond
+// its node.
+func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetResource().GroupResource() != vmis {
+		return nil
+	}
+	user := a.GetUserInfo()
+	if user == nil || !p.restricted.Has(user.GetName()) {
+		return nil
+	}
+	nodes := user.GetExtra()[NodeNameExtra]
+	if len(nodes) != 1 || nodes[0] == "" {
+		return admission.NewForbidden(a, fmt.Errorf("%s is a node-restricted identity, but its credentials name no node (%s): it must use the bound service-account token of its pod", user.GetName(), NodeNameExtra))
+	}
+	node := nodes[0]
+	switch a.GetOperation() {
+	case admission.Create:
+		return admission.NewForbidden(a, fmt.Errorf("node %q may not create VirtualMachineInstances", node))
+	case admission.Delete:
+		return admission.NewForbidden(a, fmt.Errorf("node %q may not delete VirtualMachineInstances", node))
+	case admission.Update:
+		old, ok := a.GetOldObject().(*virtualization.VirtualMachineInstance)
+		if !ok {
+			return admission.NewForbidden(a, fmt.Errorf("unexpected object %T", a.GetOldObject()))
+		}
+		if old.Status.NodeName != node {
+			return admission.NewForbidden(a, fmt.Errorf("node %q may only write VirtualMachineInstances of its own node; %s/%s is on node %q",
+				node, old.Namespace, old.Name, old.Status.NodeName))
+		}
+		if vmi, ok := a.GetObject().(*virtualization.VirtualMachineInstance); ok && vmi.Status.NodeName != node {
+			return admission.NewForbidden(a, fmt.Errorf("node %q may not hand %s/%s to node %q", node, old.Namespace, old.Name, vmi.Status.NodeName))
+		}
+	}
+	return nil
+}

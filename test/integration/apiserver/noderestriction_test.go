@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/admission/noderestriction"
+	"kubevirt.dev/virt/apiserver/testserver"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
+)
+
+// TestNodeRestriction: the virt-handler of node A, authenticated the way the
+// aggregator vouches for it (its bound token's node name in the user's
+// extra info), may write the VMIs of node A and is refused those of node B.
+func TestNodeRestriction(t *testing.T) {
+	proxy := testserver.NewFrontProxy(t)
+	server := testserver.Start(t, t.TempDir(), testserver.WithFrontProxy(proxy))
+	ctx := t.Context()
+	admin := newClient(t, proxy.As(server, "admin", []string{"system:masters"}, nil))
+	handlerOf := func(node string) virtclient.Interface {
+		return newClient(t, proxy.As(server, noderestriction.DefaultRestrictedUsers[0],
+			[]string{"system:serviceaccounts"}, map[string][]string{noderestriction.NodeNameExtra: {node}}))
+	}
+
+	// The controller (here: admin) hands one VMI to each node.
+	for name, node := range map[string]string{"on-a": "node-a", "on-b": "node-b"} {
+		vmi, err := admin.VirtualizationV1().VirtualMachineInstances(ns).Create(ctx, tinyVMI(name), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vmi.Status.Phase, vmi.Status.NodeName = virtv1.Scheduled, node
+		if _, err := admin.VirtualizationV1().VirtualMachineInstances(ns).UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	nodeA := handlerOf("node-a").VirtualizationV1().VirtualMachineInstances(ns)
+	running := func(name string) error {
+		vmi, err := nodeA.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		vmi.Status.Phase = virtv1.Running
+		_, err = nodeA.UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
+		return err
+	}
+	if err := running("on-a"); err != nil {
+		t.Errorf("node A writing its own VMI: %v", err)
+	}
+	if err := running("on-b"); !apierrors.IsForbidden(err) {
+		t.Errorf("node A writing node B's VMI: err = %v, want 403 Forbidden", err)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": []string{}}})
+	if _, err := nodeA.Patch(ctx, "on-b", types.MergePatchType, patch, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("node A removing the finalizers of node B's VMI: err = %v, want 403", err)
+	}
+	if err := nodeA.Delete(ctx, "on-b", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("node A deleting node B's VMI: err = %v, want 403", err)
+	}
+	// A handler token without a node name is refused outright.
+	anonymous := newClient(t, proxy.As(server, noderestriction.DefaultRestrictedUsers[0], nil, nil)).VirtualizationV1().VirtualMachineInstances(ns)
+	vmi, err := anonymous.Get(ctx, "on-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anonymous.UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("handler identity without a node name: err = %v, want 403", err)
+	}
+	// Node B's VMI was not touched.
+	b, err := admin.VirtualizationV1().VirtualMachineInstances(ns).Get(ctx, "on-b", metav1.GetOptions{})
+	if err != nil || b.Status.Phase != virtv1.Scheduled || len(b.Finalizers) != 2 || b.DeletionTimestamp != nil {
+		t.Errorf("node B's VMI changed: %+v %v", b, err)
+	}
+}
