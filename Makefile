@@ -5,9 +5,11 @@ GO ?= go
 BIN := _output/bin
 # Integration and e2e tests start real servers and guests: give them room.
 TEST_TIMEOUT ?= 60m
+# How long `make test` fuzzes decode + default + validate.
+FUZZTIME ?= 30s
 
 .PHONY: all deps generate verify verify-codegen verify-gofmt vet build test test-unit \
-	test-integration test-e2e fuzz up down images bench clean
+	test-integration test-e2e test-fuzz up down images bench clean
 
 all: build
 
@@ -39,12 +41,16 @@ build: deps
 	mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: unit, integration and end-to-end tests
-test: test-unit test-integration test-e2e
+## test: unit, fuzz, integration and end-to-end tests
+test: test-unit test-fuzz test-integration test-e2e
 
 test-unit: deps
 	$(GO) test $$($(GO) list ./... | grep -v '/test/')
 	cd hack/mkimage && $(GO) test ./...
+
+## test-fuzz: what the API server does with a request body, on random bodies
+test-fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeDefaultValidate -fuzztime=$(FUZZTIME) ./apis/virtualization/validation/
 
 test-integration: deps
 	$(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
