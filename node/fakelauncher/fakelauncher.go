@@ -1,0 +1,325 @@
+package fakelauncher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/socket"
+)
+
+// Calls are the calls a launcher received.
+type Calls struct {
+	Info, Sync, GetDomain, Watch int
+	// Shutdowns are the grace periods of the Shutdown calls (-1: unset).
+	Shutdowns []int64
+	Kill      int
+}
+
+// Server is a fake launcher. Create it with Start.
+type Server struct {
+	dir    string
+	ref    *apiv1.VMIRef
+	grpc   *grpc.Server
+	socket string
+
+	mu         sync.Mutex
+	domain     *apiv1.Domain
+	watchers   map[chan *apiv1.DomainEvent]struct{}
+	syncErr    error
+	onShutdown func(grace int64)
+	calls      Calls
+	info       *apiv1.InfoResponse
+	exited     bool
+	clock      int64
+
+	apiv1.UnimplementedLauncherServer
+}
+
+// Start serves a launcher for vmi at layout.LauncherSocket(privateDir) and
+// stops it when the test ends. The domain is ABSENT, of type qemu (software
+// emulation) until SetInfo says otherwise.
+func Start(t *testing.T, privateDir string, vmi *virtv1.VirtualMachineInstance) *Server {
+	t.Helper()
+	s := &Server{
+		dir:      privateDir,
+		ref:      &apiv1.VMIRef{Namespace: vmi.Namespace, Name: vmi.Name, Uid: string(vmi.UID)},
+		socket:   layout.LauncherSocket(privateDir),
+		watchers: map[chan *apiv1.DomainEvent]struct{}{},
+	}
+	name := fmt.Sprintf("%s_%s", vmi.Namespace, vmi.Name)
+	s.info = &apiv1.InfoResponse{
+		LauncherVersion: "fake", LibvirtVersion: "9.0.0", HypervisorVersion: "7.2.0",
+		DomainType:             "qemu",
+		HardwareVirtualization: &apiv1.HardwareVirtualization{Usable: false, Reason: "no vmx or svm flag in /proc/cpuinfo"},
+		Arch:                   "x86_64", Vmi: s.ref, DomainName: name,
+	}
+	s.domain = &apiv1.Domain{Name: name, State: apiv1.DomainState_DOMAIN_STATE_ABSENT, VmiUid: string(vmi.UID), SoftwareEmulation: true}
+	if err := os.MkdirAll(filepath.Dir(s.socket), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := socket.Listen(s.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.grpc = grpc.NewServer()
+	apiv1.RegisterLauncherServer(s.grpc, s)
+	go func() { _ = s.grpc.Serve(ln) }()
+	t.Cleanup(s.Exit)
+	return s
+}
+
+// SetInfo replaces the Info answer, e.g. to claim another VMI.
+func (s *Server) SetInfo(info *apiv1.InfoResponse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.info = info
+	s.domain.SoftwareEmulation = info.GetDomainType() == "qemu"
+}
+
+// FailSync makes Sync answer err (nil: succeed again).
+func (s *Server) FailSync(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncErr = err
+}
+
+// OnShutdown runs f, without the lock, after each Shutdown call; f may
+// move the domain (e.g. End("shutdown") for a guest that obeys ACPI).
+func (s *Server) OnShutdown(f func(grace int64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onShutdown = f
+}
+
+// Calls are the calls received so far.
+func (s *Server) Calls() Calls {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls
+	c.Shutdowns = append([]int64(nil), s.calls.Shutdowns...)
+	return c
+}
+
+// Domain is the domain now.
+func (s *Server) Domain() *apiv1.Domain {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return proto.Clone(s.domain).(*apiv1.Domain)
+}
+
+// Event moves the domain to state (libvirt reason) and sends the event.
+func (s *Server) Event(t apiv1.EventType, detail string, state apiv1.DomainState, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.domain.State, s.domain.Reason = state, reason
+	s.broadcastLocked(t, detail)
+}
+
+// End stops the domain with libvirt's STOPPED detail ("shutdown",
+// "destroyed", "crashed", "failed"), records the final state file as the
+// launcher does, sends the event and ends every watch.
+func (s *Server) End(detail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_SHUTOFF, detail
+	s.domain.StopReason = stopReason(detail)
+	data, err := protojson.Marshal(s.domain)
+	if err == nil {
+		err = os.WriteFile(layout.FinalStateFile(s.dir), data, 0o644)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("fakelauncher: write final state: %v", err))
+	}
+	s.broadcastLocked(apiv1.EventType_EVENT_TYPE_STOPPED, detail)
+	for w := range s.watchers {
+		close(w)
+		delete(s.watchers, w)
+	}
+}
+
+// Exit is the launcher process going away: streams break, the socket is
+// removed. The final state file, if any, stays, as the pod's emptyDir does.
+func (s *Server) Exit() {
+	s.mu.Lock()
+	if s.exited {
+		s.mu.Unlock()
+		return
+	}
+	s.exited = true
+	s.mu.Unlock()
+	s.grpc.Stop()
+}
+
+func stopReason(detail string) apiv1.StopReason {
+	switch detail {
+	case "shutdown":
+		return apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN
+	case "destroyed":
+		return apiv1.StopReason_STOP_REASON_DESTROYED
+	case "crashed", "failed":
+		return apiv1.StopReason_STOP_REASON_CRASHED
+	}
+	return apiv1.StopReason_STOP_REASON_FAILED
+}
+
+func (s *Server) tickLocked() {
+	// Strictly increasing, like the launcher's state-change times.
+	now := time.Now().UnixNano()
+	if now <= s.clock {
+		now = s.clock + 1
+	}
+	s.clock = now
+	s.domain.StateChangeTimeUnixNano = now
+}
+
+func (s *Server) broadcastLocked(t apiv1.EventType, detail string) {
+	s.tickLocked()
+	ev := &apiv1.DomainEvent{Type: t, Detail: detail, Domain: proto.Clone(s.domain).(*apiv1.Domain), TimeUnixNano: time.Now().UnixNano()}
+	for w := range s.watchers {
+		select {
+		case w <- proto.Clone(ev).(*apiv1.DomainEvent):
+		default:
+			close(w)
+			delete(s.watchers, w)
+		}
+	}
+}
+
+// Info answers the configured info.
+func (s *Server) Info(context.Context, *apiv1.InfoRequest) (*apiv1.InfoResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.Info++
+	return proto.Clone(s.info).(*apiv1.InfoResponse), nil
+}
+
+// Sync defines and starts the domain once, like the launcher.
+func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.Sync++
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
+	}
+	switch {
+	case string(vmi.UID) != s.ref.Uid:
+		return nil, status.Errorf(codes.InvalidArgument, "VMI uid %s is not this launcher's %s", vmi.UID, s.ref.Uid)
+	case s.syncErr != nil:
+		return nil, s.syncErr
+	case s.domain.StopReason != apiv1.StopReason_STOP_REASON_UNSPECIFIED:
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.domain.Name)
+	case s.domain.ShutdownRequested:
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is shutting down", s.domain.Name)
+	}
+	if s.domain.State == apiv1.DomainState_DOMAIN_STATE_ABSENT {
+		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_SHUTOFF, "unknown"
+		s.domain.Uuid = string(vmi.UID)
+		for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
+			s.domain.Interfaces = append(s.domain.Interfaces, &apiv1.Interface{
+				Name: iface.Name, Model: iface.Model, Mac: fmt.Sprintf("52:54:00:00:00:%02x", i+1),
+			})
+		}
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_DEFINED, "added")
+		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_RUNNING, "booted"
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_STARTED, "booted")
+	}
+	return &apiv1.SyncResponse{Domain: proto.Clone(s.domain).(*apiv1.Domain)}, nil
+}
+
+// Shutdown records the grace period, marks the shutdown requested and runs
+// the OnShutdown script.
+func (s *Server) Shutdown(_ context.Context, req *apiv1.ShutdownRequest) (*apiv1.ShutdownResponse, error) {
+	s.mu.Lock()
+	grace := int64(-1)
+	if req.GracePeriodSeconds != nil {
+		grace = *req.GracePeriodSeconds
+	}
+	s.calls.Shutdowns = append(s.calls.Shutdowns, grace)
+	running := s.domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT && s.domain.StopReason == apiv1.StopReason_STOP_REASON_UNSPECIFIED
+	if running && !s.domain.ShutdownRequested {
+		s.domain.ShutdownRequested = true
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_SHUTDOWN, "requested")
+	}
+	f := s.onShutdown
+	s.mu.Unlock()
+	if running && f != nil {
+		f(grace)
+	}
+	return &apiv1.ShutdownResponse{}, nil
+}
+
+// Kill destroys the domain.
+func (s *Server) Kill(context.Context, *apiv1.KillRequest) (*apiv1.KillResponse, error) {
+	s.mu.Lock()
+	s.calls.Kill++
+	running := s.domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT && s.domain.StopReason == apiv1.StopReason_STOP_REASON_UNSPECIFIED
+	s.mu.Unlock()
+	if running {
+		s.End("destroyed")
+	}
+	return &apiv1.KillResponse{}, nil
+}
+
+// GetDomain answers the domain.
+func (s *Server) GetDomain(context.Context, *apiv1.GetDomainRequest) (*apiv1.GetDomainResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.GetDomain++
+	return &apiv1.GetDomainResponse{Domain: proto.Clone(s.domain).(*apiv1.Domain)}, nil
+}
+
+// WatchDomain sends the current domain, then the events until End.
+func (s *Server) WatchDomain(_ *apiv1.WatchDomainRequest, stream apiv1.Launcher_WatchDomainServer) error {
+	s.mu.Lock()
+	s.calls.Watch++
+	current := &apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_CURRENT, Domain: proto.Clone(s.domain).(*apiv1.Domain), TimeUnixNano: time.Now().UnixNano()}
+	var ch chan *apiv1.DomainEvent
+	if s.domain.StopReason == apiv1.StopReason_STOP_REASON_UNSPECIFIED {
+		ch = make(chan *apiv1.DomainEvent, 64)
+		s.watchers[ch] = struct{}{}
+	}
+	s.mu.Unlock()
+	if err := stream.Send(current); err != nil {
+		return err
+	}
+	if ch == nil {
+		return nil
+	}
+	defer func() {
+		s.mu.Lock()
+		if _, ok := s.watchers[ch]; ok {
+			delete(s.watchers, ch)
+			close(ch)
+		}
+		s.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/klog/v2"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/node/socket"
+)
+
+// State is what the monitor knows of one launcher. Its messages are shared:
+// read them, do not modify them.
+type State struct {
+	// Info is the launcher's Info, nil until its version check passed.
+	Info *apiv1.InfoResponse
+	// Domain is the newest domain the launcher reported (by WatchDomain or
+	// an RPC's answer), nil before the first.
+	Domain *apiv1.Domain
+	// Err is why the launcher is not being watched right now; nil while a
+	// WatchDomain stream is open.
+	Err error
+	// FailingSince is when the current run of failed attempts began; zero
+	// while the launcher answers.
+	FailingSince time.Time
+}
+
+// Ended reports whether the domain ran and stopped: the launcher has
+// nothing more to report.
+func (s State) Ended() bool {
+	return Ended(s.Domain)
+}
+
+// Ended reports whether d is a domain that ran and stopped.
+func Ended(d *apiv1.Domain) bool {
+	return d.GetStopReason() != apiv1.StopReason_STOP_REASON_UNSPECIFIED
+}
+
+// Launcher is the connection to one launcher.
+type Launcher struct {
+	target  Target
+	cfg     Config
+	conn    *grpc.ClientConn
+	client  apiv1.LauncherClient
+	changed func(string)
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	mu    sync.Mutex
+	state State
+}
+
+func newLauncher(ctx context.Context, t Target, cfg Config, changed func(string)) (*Launcher, error) {
+	path := t.Socket
+	conn, err := grpc.NewClient("passthrough:///launcher",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return socket.Dial(ctx, path)
+		}),
+		// gRPC's own reconnect back-off grows to 2 minutes; a launcher on
+		// this host is either there within seconds or gone for good.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+			MinConnectTimeout: cfg.CallTimeout,
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("launcher client for %s: %w", path, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Launcher{
+		target:  t,
+		cfg:     cfg,
+		conn:    conn,
+		client:  apiv1.NewLauncherClient(conn),
+		changed: changed,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "vmi", t.VMIKey, "pod", t.PodUID)
+	go l.run(klog.NewContext(ctx, logger))
+	return l, nil
+}
+
+// State is a snapshot of what is known of the launcher.
+func (l *Launcher) State() State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state
+}
+
+// Target is what the launcher was watched for.
+func (l *Launcher) Target() Target { return l.target }
+
+// Done is closed once the watch has stopped: the domain ended, or the
+// launcher was forgotten.
+func (l *Launcher) Done() <-chan struct{} { return l.done }
+
+func (l *Launcher) close() {
+	l.cancel()
+	<-l.done
+	_ = l.conn.Close()
+}
+
+// run keeps a WatchDomain stream open until the domain ended.
+func (l *Launcher) run(ctx context.Context) {
+	defer close(l.done)
+	logger := klog.FromContext(ctx)
+	b := l.cfg.Backoff
+	for {
+		received, err := l.watch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if l.State().Ended() {
+			logger.V(2).Info("Launcher reported the end of its domain; watch done")
+			return
+		}
+		if received {
+			b = l.cfg.Backoff
+		}
+		l.failed(err)
+		delay := b.Step()
+		logger.V(2).Info("Launcher watch broke, retrying", "err", err, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// watch checks the launcher's version once and follows its WatchDomain
+// stream until it breaks; it reports whether any message arrived.
+func (l *Launcher) watch(ctx context.Context) (bool, error) {
+	if l.State().Info == nil {
+		if err := l.checkInfo(ctx); err != nil {
+			return false, err
+		}
+	}
+	stream, err := l.client.WatchDomain(ctx, &apiv1.WatchDomainRequest{})
+	if err != nil {
+		return false, fmt.Errorf("watch domain: %w", err)
+	}
+	received := false
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return received, errors.New("watch domain: the launcher ended the stream")
+		}
+		if err != nil {
+			return received, fmt.Errorf("watch domain: %w", err)
+		}
+		if !received {
+			received = true
+			l.mu.Lock()
+			l.state.Err, l.state.FailingSince = nil, time.Time{}
+			l.mu.Unlock()
+		}
+		klog.FromContext(ctx).V(4).Info("Domain event", "type", ev.GetType(), "detail", ev.GetDetail(),
+			"state", ev.GetDomain().GetState(), "stopReason", ev.GetDomain().GetStopReason())
+		l.Observe(ev.GetDomain())
+	}
+}
+
+// checkInfo is the version check: the launcher must implement Info (the
+// first RPC of the contract) and run for the VMI this socket was found for.
+// Fields are only ever added to the contract, so newer launchers pass.
+func (l *Launcher) checkInfo(ctx context.Context) error {
+	var info *apiv1.InfoResponse
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) (err error) {
+		info, err = l.client.Info(ctx, &apiv1.InfoRequest{})
+		return err
+	})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		return fmt.Errorf("launcher does not implement virt.launcher.v1 Info: incompatible launcher image: %w", err)
+	case err != nil:
+		return fmt.Errorf("launcher info: %w", err)
+	case info.GetVmi().GetUid() != string(l.target.VMIUID):
+		return fmt.Errorf("launcher at %s runs VMI %s/%s (uid %s), not the expected uid %s",
+			l.target.Socket, info.GetVmi().GetNamespace(), info.GetVmi().GetName(), info.GetVmi().GetUid(), l.target.VMIUID)
+	}
+	klog.FromContext(ctx).Info("Connected to launcher", "launcherVersion", info.GetLauncherVersion(),
+		"libvirt", info.GetLibvirtVersion(), "hypervisor", info.GetHypervisorVersion(), "domainType", info.GetDomainType(),
+		"domain", info.GetDomainName())
+	l.mu.Lock()
+	l.state.Info = info
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Launcher) failed(err error) {
+	l.mu.Lock()
+	l.state.Err = err
+	if l.state.FailingSince.IsZero() {
+		l.state.FailingSince = time.Now()
+	}
+	l.mu.Unlock()
+	l.changed(l.target.VMIKey)
+}
+
+// Observe records d if it is newer than what is known, and reports the
+// change. The launcher stamps each domain with the time of its last state
+// change; an ended domain is never replaced.
+func (l *Launcher) Observe(d *apiv1.Domain) {
+	if d == nil {
+		return
+	}
+	l.mu.Lock()
+	cur := l.state.Domain
+	newer := cur == nil || (!Ended(cur) && (Ended(d) || d.GetStateChangeTimeUnixNano() >= cur.GetStateChangeTimeUnixNano()))
+	if newer {
+		l.state.Domain = d
+	}
+	l.mu.Unlock()
+	if newer && !proto.Equal(cur, d) {
+		l.changed(l.target.VMIKey)
+	}
+}
+
+// Sync asks the launcher to run vmi's domain and returns the domain.
+func (l *Launcher) Sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*apiv1.Domain, error) {
+	vmi = vmi.DeepCopy()
+	vmi.APIVersion, vmi.Kind = virtv1.SchemeGroupVersion.String(), "VirtualMachineInstance"
+	data, err := json.Marshal(vmi)
+	if err != nil {
+		return nil, fmt.Errorf("marshal VMI: %w", err)
+	}
+	var resp *apiv1.SyncResponse
+	err = l.call(ctx, l.cfg.SyncTimeout, func(ctx context.Context) (err error) {
+		resp, err = l.client.Sync(ctx, &apiv1.SyncRequest{VmiJson: data})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sync domain: %w", err)
+	}
+	l.Observe(resp.GetDomain())
+	return resp.GetDomain(), nil
+}
+
+// Shutdown asks the launcher to shut the domain down within grace seconds.
+func (l *Launcher) Shutdown(ctx context.Context, grace int64) error {
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) error {
+		_, err := l.client.Shutdown(ctx, &apiv1.ShutdownRequest{GracePeriodSeconds: &grace})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("shut domain down: %w", err)
+	}
+	return nil
+}
+
+// call runs one RPC with a timeout, retrying while the launcher is
+// Unavailable: the connection may be re-establishing after a hiccup. Other
+// errors are answers and returned as they are.
+func (l *Launcher) call(ctx context.Context, timeout time.Duration, rpc func(context.Context) error) error {
+	b := l.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err := rpc(cctx)
+		cancel()
+		if status.Code(err) != codes.Unavailable || attempt >= l.cfg.CallRetries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(b.Step()):
+		}
+	}
+}
