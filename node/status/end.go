@@ -1,0 +1,80 @@
+package status
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+)
+
+// End is how a guest ended: the VMI's final phase, its reason and a message
+// for the Ready condition and the event.
+type End struct {
+	Phase   virtv1.VirtualMachineInstancePhase
+	Reason  string
+	Message string
+}
+
+// EndOfDomain is the end of a domain that ran and stopped, as the launcher
+// reported it (WatchDomain, GetDomain or its final-state file).
+func EndOfDomain(d *apiv1.Domain) End {
+	libvirt := d.GetReason()
+	switch d.GetStopReason() {
+	case apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN:
+		return End{virtv1.Succeeded, virtv1.ReasonGuestShutdown, "The guest powered off"}
+	case apiv1.StopReason_STOP_REASON_DESTROYED:
+		msg := "The domain was destroyed"
+		if d.GetShutdownRequested() {
+			msg = "The guest did not power off within its grace period and was destroyed"
+		}
+		return End{virtv1.Failed, ReasonGuestDestroyed, msg}
+	case apiv1.StopReason_STOP_REASON_CRASHED:
+		// libvirt says "failed" when QEMU itself went away under a running
+		// guest (killed, or crashed), "crashed" when the guest crashed.
+		if libvirt == "failed" {
+			return End{virtv1.Failed, virtv1.ReasonLauncherGone, "QEMU exited unexpectedly under the running guest (libvirt: failed)"}
+		}
+		return End{virtv1.Failed, virtv1.ReasonGuestCrashed, fmt.Sprintf("The guest crashed (libvirt: %s)", libvirt)}
+	default:
+		return End{virtv1.Failed, virtv1.ReasonLauncherGone, fmt.Sprintf("The domain stopped for an unknown reason (libvirt: %s)", libvirt)}
+	}
+}
+
+// EndOfExit is the end told by the launcher container's termination, for a
+// launcher that left no final state. guestRan says whether the VMI was
+// Running: a launcher exits 0 also when stopped before it started a guest.
+func EndOfExit(t *corev1.ContainerStateTerminated, guestRan bool) End {
+	code := int(t.ExitCode)
+	detail := fmt.Sprintf("exit code %d", code)
+	if t.Reason != "" {
+		detail += ", " + t.Reason
+	}
+	if t.Message != "" {
+		detail += ": " + t.Message
+	}
+	switch {
+	case code == apiv1.ExitGuestShutdown && guestRan:
+		return End{virtv1.Succeeded, virtv1.ReasonGuestShutdown, "The guest powered off (launcher " + detail + ")"}
+	case code == apiv1.ExitGuestShutdown:
+		return End{virtv1.Failed, virtv1.ReasonLauncherGone, "The launcher exited before it started the guest (" + detail + ")"}
+	case code == apiv1.ExitCrashed:
+		return End{virtv1.Failed, virtv1.ReasonGuestCrashed, "The guest or QEMU crashed (launcher " + detail + ")"}
+	case code == apiv1.ExitDestroyed:
+		return End{virtv1.Failed, ReasonGuestDestroyed, "The domain was destroyed (launcher " + detail + ")"}
+	default:
+		return End{virtv1.Failed, virtv1.ReasonLauncherGone, "The launcher failed (" + detail + ")"}
+	}
+}
+
+// LauncherGone is the end of a guest whose launcher disappeared without
+// telling how.
+func LauncherGone(why string) End {
+	return End{virtv1.Failed, virtv1.ReasonLauncherGone, why}
+}
+
+// SyncFailed is the end of a guest the launcher could not define or start.
+func SyncFailed(err error) End {
+	return End{virtv1.Failed, virtv1.ReasonSyncFailed, fmt.Sprintf("The launcher could not start the guest: %v", err)}
+}

@@ -1,0 +1,160 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+)
+
+// Reasons of conditions the node sets besides the well-known phase reasons.
+const (
+	// ReasonPaused: Ready=False and Paused=True while the vCPUs are paused.
+	ReasonPaused = "Paused"
+	// ReasonSuspended: Ready=False while the guest is suspended to RAM.
+	ReasonSuspended = "Suspended"
+	// ReasonNotRunning: Ready=False for a domain that is not running yet.
+	ReasonNotRunning = "NotRunning"
+	// ReasonGuestDestroyed: the domain was destroyed, because it did not
+	// power off within its grace period or was killed (Failed).
+	ReasonGuestDestroyed = "GuestDestroyed"
+)
+
+// Running is vmi's status for a live (started, not ended) domain d of the
+// launcher pod; info, when known, says why hardware virtualisation is not
+// used.
+func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain, info *apiv1.InfoResponse, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
+	s := vmi.Status.DeepCopy()
+	setPhase(s, virtv1.Running, "", now)
+
+	switch d.GetState() {
+	case apiv1.DomainState_DOMAIN_STATE_RUNNING, apiv1.DomainState_DOMAIN_STATE_BLOCKED, apiv1.DomainState_DOMAIN_STATE_SHUTTING_DOWN:
+		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "", now)
+		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+	case apiv1.DomainState_DOMAIN_STATE_PAUSED:
+		msg := "The guest's vCPUs are paused"
+		if d.GetReason() != "" {
+			msg += " (libvirt: " + d.GetReason() + ")"
+		}
+		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonPaused, msg, now)
+		setCondition(s, virtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, ReasonPaused, msg, now)
+	case apiv1.DomainState_DOMAIN_STATE_PMSUSPENDED:
+		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonSuspended, "The guest is suspended", now)
+		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+	default:
+		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonNotRunning,
+			fmt.Sprintf("The domain is %s", strings.TrimPrefix(d.GetState().String(), "DOMAIN_STATE_")), now)
+		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+	}
+
+	if d.GetSoftwareEmulation() {
+		setCondition(s, virtv1.VirtualMachineInstanceSoftwareEmulation, corev1.ConditionTrue, virtv1.ReasonSoftwareEmulation,
+			softwareEmulationMessage(info), now)
+	} else {
+		removeCondition(s, virtv1.VirtualMachineInstanceSoftwareEmulation)
+	}
+	s.Interfaces = interfaces(vmi, pod, d)
+	return s
+}
+
+func softwareEmulationMessage(info *apiv1.InfoResponse) string {
+	msg := "The guest runs under software emulation (QEMU TCG) because the node has no usable hardware virtualisation"
+	if why := info.GetHardwareVirtualization().GetReason(); why != "" {
+		msg += ": " + why
+	}
+	return msg
+}
+
+// Ended is vmi's status once its guest ended as end says. The interfaces and
+// SoftwareEmulation stay as they were: they describe the guest that ran.
+func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
+	s := vmi.Status.DeepCopy()
+	setPhase(s, end.Phase, end.Reason, now)
+	setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, end.Reason, end.Message, now)
+	removeCondition(s, virtv1.VirtualMachineInstancePaused)
+	return s
+}
+
+// interfaces are the guest's interfaces: each of the spec with the MAC the
+// launcher reports (or the spec's), and for pod-network interfaces the
+// pod's addresses, the masquerade binding putting the guest behind them.
+func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain) []virtv1.VirtualMachineInstanceNetworkInterface {
+	macs := map[string]string{}
+	for _, i := range d.GetInterfaces() {
+		macs[i.GetName()] = i.GetMac()
+	}
+	podNetworks := map[string]bool{}
+	for _, n := range vmi.Spec.Networks {
+		podNetworks[n.Name] = n.Pod != nil
+	}
+	var ips []string
+	if pod != nil {
+		for _, ip := range pod.Status.PodIPs {
+			ips = append(ips, ip.IP)
+		}
+		if len(ips) == 0 && pod.Status.PodIP != "" {
+			ips = []string{pod.Status.PodIP}
+		}
+	}
+	var out []virtv1.VirtualMachineInstanceNetworkInterface
+	for _, spec := range vmi.Spec.Domain.Devices.Interfaces {
+		iface := virtv1.VirtualMachineInstanceNetworkInterface{Name: spec.Name, MAC: macs[spec.Name]}
+		if iface.MAC == "" {
+			iface.MAC = spec.MacAddress
+		}
+		if podNetworks[spec.Name] && spec.Masquerade != nil && len(ips) > 0 {
+			iface.IPAddress = ips[0]
+			iface.IPAddresses = ips
+		}
+		out = append(out, iface)
+	}
+	return out
+}
+
+func setPhase(s *virtv1.VirtualMachineInstanceStatus, phase virtv1.VirtualMachineInstancePhase, reason string, now metav1.Time) {
+	if s.Phase != phase {
+		s.PhaseTransitionTimestamps = append(s.PhaseTransitionTimestamps, virtv1.VirtualMachineInstancePhaseTransitionTimestamp{
+			Phase: phase, PhaseTransitionTimestamp: now,
+		})
+	}
+	s.Phase, s.Reason = phase, reason
+}
+
+// Condition is the condition t of s, nil if it has none.
+func Condition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets condition t; its transition time moves only when its
+// status changes.
+func setCondition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType,
+	st corev1.ConditionStatus, reason, message string, now metav1.Time) {
+	c := Condition(s, t)
+	if c == nil {
+		s.Conditions = append(s.Conditions, virtv1.VirtualMachineInstanceCondition{Type: t})
+		c = &s.Conditions[len(s.Conditions)-1]
+	}
+	if c.Status != st {
+		c.LastTransitionTime = now
+	}
+	c.Status, c.Reason, c.Message = st, reason, message
+}
+
+func removeCondition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) {
+	kept := s.Conditions[:0]
+	for _, c := range s.Conditions {
+		if c.Type != t {
+			kept = append(kept, c)
+		}
+	}
+	s.Conditions = kept
+}
