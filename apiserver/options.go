@@ -19,13 +19,11 @@ import (
 	"kubevirt.dev/virt/apiserver/etcd"
 )
 
-// etcdPrefix is where the group's objects live in etcd, the same layout the
-// kube-apiserver uses, so an external etcd can be shared safely.
-const etcdPrefix = "/registry/virtualization.kubevirt.io"
+// etcdPrefix is the root of the server's keys in etcd. The storage adds
+// <group>/<resource>/<namespace>/<name>, the layout the kube-apiserver uses
+// for custom resources, so an external etcd can be shared safely.
+const etcdPrefix = "/registry"
 
-// protobufMediaType is how objects are stored: a third of the size of JSON
-// and much cheaper to decode.
-const protobufMediaType = "application/vnd.kubernetes.protobuf"
 
 // Options are the flags of virt-apiserver.
 type Options struct {
@@ -55,7 +53,7 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
-			Codecs.LegacyCodec(virtv1.SchemeGroupVersion)),
+			storageCodec()),
 		DataDir:             "/var/lib/virt-apiserver",
 		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
 		NodeRestrictedUsers: noderestriction.DefaultRestrictedUsers,
@@ -67,8 +65,19 @@ func NewOptions() *Options {
 	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, noderestriction.PluginName)
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(virtv1.SchemeGroupVersion,
 		schema.GroupKind{Group: virtv1.GroupName})
-	o.Recommended.Etcd.DefaultStorageMediaType = protobufMediaType
+	o.Recommended.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	return o
+}
+
+// storageCodec writes objects to etcd as v1 protobuf, a fraction of the size
+// of JSON and much cheaper to decode; it reads JSON as well, so data written
+// by an earlier version stays readable.
+func storageCodec() runtime.Codec {
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		panic("the scheme's codecs have no protobuf serializer")
+	}
+	return Codecs.CodecForVersions(info.Serializer, Codecs.UniversalDecoder(), virtv1.SchemeGroupVersion, runtime.InternalGroupVersioner)
 }
 
 // AddFlags adds the flags of the options to fs.

@@ -41,6 +41,13 @@ func WithFrontProxy(p *FrontProxy) Option {
 	}
 }
 
+// WithExternalEtcd stores in the etcd at url instead of an embedded one.
+func WithExternalEtcd(url string) Option {
+	return func(o *apiserver.Options) {
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{url}
+	}
+}
+
 // Start runs a server on dataDir and waits until it is ready. It is stopped
 // when the test ends, unless the test stopped it before.
 func Start(t testing.TB, dataDir string, opts ...Option) *Server {
