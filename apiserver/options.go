@@ -24,7 +24,6 @@ import (
 // for custom resources, so an external etcd can be shared safely.
 const etcdPrefix = "/registry"
 
-
 // Options are the flags of virt-apiserver.
 type Options struct {
 	// Recommended are the options every aggregated API server has: serving,
