@@ -70,7 +70,7 @@ stop_daemon containerd
 shim_pids() {
   local p
   for p in /proc/[0-9]*; do
-    grep -q "containerd-shim.* -address ${CONTAINERD_SOCK} " < <(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null) &&
+    grep -q "containerd-shim.* -address ${CONTAINERD_SOCK} " < <(tr '\0' ' ' 2>/dev/null <"${p}/cmdline") &&
       echo "${p#/proc/}"
   done
   return 0
@@ -152,12 +152,12 @@ for p in /proc/[0-9]*; do
   exe="$(readlink "${p}/exe" 2>/dev/null)" || continue
   case "${exe}" in
     "${KUBE_BIN}"/* | /usr/bin/containerd*)
-      grep -qF "${VIRT_STATE}/" < <(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null) &&
+      grep -qF "${VIRT_STATE}/" < <(tr '\0' ' ' 2>/dev/null <"${p}/cmdline") &&
         left+=("process ${p#/proc/} ${exe}")
       ;;
   esac
 done
-for pid in $(shim_pids) $(pod_pids); do left+=("process ${pid} $(tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | cut -c1-100)"); done
+for pid in $(shim_pids) $(pod_pids); do left+=("process ${pid} $(tr '\0' ' ' 2>/dev/null <"/proc/${pid}/cmdline" | cut -c1-100)"); done
 for m in $(mounts_under_state); do left+=("mount ${m}"); done
 ip link show "${BRIDGE}" >/dev/null 2>&1 && left+=("bridge ${BRIDGE}")
 if [ ${#left[@]} -gt 0 ]; then
