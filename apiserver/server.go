@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -18,6 +19,11 @@ import (
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
 	"kubevirt.dev/virt/generated/openapi"
 )
+
+// watchTerminationGracePeriod is how long a stopping server lets open
+// watches run on before it closes them; clients re-establish them with the
+// next server.
+const watchTerminationGracePeriod = 5 * time.Second
 
 // Config is the complete configuration of a virt-apiserver.
 type Config struct {
@@ -44,6 +50,10 @@ func (o *Options) Config() (*Config, error) {
 	c.OpenAPIV3Config.Info.Title = "virt-apiserver"
 	c.OpenAPIV3Config.Info.Version = virtv1.SchemeGroupVersion.Version
 	c.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	// Open watches (the aggregator's, every controller's and node's) would
+	// hold the HTTP server's shutdown for its full timeout, longer than a
+	// pod's grace period: end them once the server stops accepting requests.
+	c.ShutdownWatchTerminationGracePeriod = watchTerminationGracePeriod
 	if err := o.Recommended.ApplyTo(c); err != nil {
 		return nil, err
 	}

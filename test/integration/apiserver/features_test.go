@@ -200,7 +200,20 @@ func TestRestartKeepsEveryObject(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Stop(t)
+	// Open watches, like every component's, must not hold the shutdown
+	// beyond a pod's grace period.
+	w, err := client.VirtualizationV1().VirtualMachineInstances(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	stopped := make(chan struct{})
+	go func() { s.Stop(t); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not stop within 20s with a watch open; the kubelet would kill it")
+	}
 
 	again := newClient(t, testserver.Start(t, s.DataDir).ClientConfig)
 	vmis, err := again.VirtualizationV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
