@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,6 +36,7 @@ type Server struct {
 	dir    string
 	ref    *apiv1.VMIRef
 	grpc   *grpc.Server
+	ln     net.Listener
 	socket string
 
 	mu         sync.Mutex
@@ -76,6 +78,7 @@ func Start(t *testing.T, privateDir string, vmi *virtv1.VirtualMachineInstance) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.ln = ln
 	s.grpc = grpc.NewServer()
 	apiv1.RegisterLauncherServer(s.grpc, s)
 	go func() { _ = s.grpc.Serve(ln) }()
@@ -163,6 +166,8 @@ func (s *Server) Exit() {
 	s.exited = true
 	s.mu.Unlock()
 	s.grpc.Stop()
+	// Stop closes the listener only if Serve got to it already.
+	_ = s.ln.Close()
 }
 
 func stopReason(detail string) apiv1.StopReason {

@@ -99,6 +99,21 @@ func (m *Monitor) Forget(podUID types.UID) {
 	}
 }
 
+// ForgetVMI forgets every launcher watched for the VMI of key.
+func (m *Monitor) ForgetVMI(key string) {
+	m.mu.Lock()
+	var uids []types.UID
+	for uid, l := range m.launchers {
+		if l.target.VMIKey == key {
+			uids = append(uids, uid)
+		}
+	}
+	m.mu.Unlock()
+	for _, uid := range uids {
+		m.Forget(uid)
+	}
+}
+
 // PodUIDs are the launchers being watched.
 func (m *Monitor) PodUIDs() []types.UID {
 	m.mu.Lock()

@@ -1,0 +1,252 @@
+package virtualmachineinstance
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
+	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
+	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
+	"kubevirt.dev/virt/node/monitor"
+)
+
+// podIndex indexes launcher pods by the UID of their VMI (CreatedByLabel).
+const podIndex = "virtualization.kubevirt.io/vmi-uid"
+
+// Event reasons on the VMI.
+const (
+	ReasonStarted             = "Started"
+	ReasonPaused              = "Paused"
+	ReasonResumed             = "Resumed"
+	ReasonShuttingDown        = "ShuttingDown"
+	ReasonStopped             = "Stopped"
+	ReasonSyncFailed          = "SyncFailed"
+	ReasonLauncherUnreachable = "LauncherUnreachable"
+	ReasonShutdownUnconfirmed = "ShutdownUnconfirmed"
+)
+
+// Config is what the controller needs to know about its node.
+type Config struct {
+	// NodeName is this node; only its VMIs and pods are handled.
+	NodeName string
+	// KubeletRoot is the kubelet's root directory as this process sees it:
+	// the launchers' sockets and final states are below it.
+	KubeletRoot string
+	// Monitor tunes the calls to launchers.
+	Monitor monitor.Config
+	// UnreachableAfter is how long a launcher may fail to answer before a
+	// warning event, and before a VMI being deleted is let go without a
+	// confirmed shutdown (the pod's deletion then stops the guest).
+	UnreachableAfter time.Duration
+}
+
+// Controller is the node's VMI controller. Create it with New and start it
+// with Run.
+type Controller struct {
+	cfg  Config
+	kube kubernetes.Interface
+	virt virtclient.Interface
+
+	vmiLister  virtlisters.VirtualMachineInstanceLister
+	podLister  corelisters.PodLister
+	podIndexer cache.Indexer
+	synced     []cache.InformerSynced
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	monitor  *monitor.Monitor
+	recorder record.EventRecorder
+	clock    clock.Clock
+
+	// written remembers the VMIs this controller wrote, until the informer
+	// shows them: a sync on a cache that lags behind its own write would
+	// otherwise recompute and write again, and fail on the stale version.
+	mu      sync.Mutex
+	written map[string]writtenVMI
+}
+
+type writtenVMI struct {
+	// replaced are the versions the writes started from.
+	replaced sets.Set[string]
+	vmi      *virtv1.VirtualMachineInstance
+}
+
+// New wires the controller to its informers, which should be restricted to
+// the node: VMIs by status.nodeName, pods by spec.nodeName and the launcher
+// component label. Launcher watches live until ctx ends.
+func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtclient.Interface,
+	vmis virtinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer,
+	recorder record.EventRecorder, c clock.Clock) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	ctrl := &Controller{
+		cfg:        cfg,
+		kube:       kube,
+		virt:       virt,
+		vmiLister:  vmis.Lister(),
+		podLister:  pods.Lister(),
+		podIndexer: pods.Informer().GetIndexer(),
+		synced:     []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced},
+		recorder:   recorder,
+		clock:      c,
+		written:    map[string]writtenVMI{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance"},
+		),
+	}
+	// A launcher's news enqueue its VMI: the sync reads them from the monitor.
+	ctrl.monitor = monitor.New(ctx, cfg.Monitor, ctrl.queue.Add)
+	if err := pods.Informer().AddIndexers(cache.Indexers{podIndex: indexByVMIUID}); err != nil {
+		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
+	}
+	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ctrl.enqueue,
+		UpdateFunc: func(_, obj any) { ctrl.enqueue(obj) },
+		DeleteFunc: ctrl.enqueue,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("watch VMIs: %w", err)
+	}
+	if _, err := pods.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ctrl.podChanged,
+		UpdateFunc: func(_, obj any) { ctrl.podChanged(obj) },
+		DeleteFunc: ctrl.podDeleted,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("watch launcher pods: %w", err)
+	}
+	return ctrl, nil
+}
+
+func indexByVMIUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if uid, ok := pod.Labels[virtv1.CreatedByLabel]; ok {
+		return []string{uid}, nil
+	}
+	return nil, nil
+}
+
+// Run syncs VMIs with workers goroutines until ctx is done. Every VMI of the
+// node is synced once the caches are filled (the informers' initial adds),
+// so a restarted handler reconciles every launcher it finds.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	defer c.queue.ShutDown()
+	defer c.monitor.Close()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting VMI controller", "node", c.cfg.NodeName)
+	defer logger.Info("Stopped VMI controller")
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("VMI controller: caches did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// HasSynced reports whether the caches are filled: the handler is ready.
+func (c *Controller) HasSynced() bool {
+	for _, s := range c.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "vmi", key)
+	err := c.sync(klog.NewContext(ctx, logger), key)
+	if err == nil {
+		// Forget resets the key's back-off: the next failure starts short again.
+		c.queue.Forget(key)
+		return true
+	}
+	logger.Error(err, "Sync failed, requeuing")
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// vmiKeyOf is the key of the VMI of a launcher pod, "" for other pods.
+func vmiKeyOf(pod *corev1.Pod) string {
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.SchemeGroupVersion.String() {
+		return pod.Namespace + "/" + ref.Name
+	}
+	if name := pod.Labels[virtv1.VMINameLabel]; name != "" {
+		return pod.Namespace + "/" + name
+	}
+	return ""
+}
+
+func (c *Controller) podChanged(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName != c.cfg.NodeName {
+		return
+	}
+	if key := vmiKeyOf(pod); key != "" {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) podDeleted(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected object in pod delete event: %T", obj))
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected tombstone object in pod delete event: %T", tombstone.Obj))
+			return
+		}
+	}
+	// The launcher's watch is kept: the sync that follows may still need
+	// what it learnt, and forgets it.
+	if key := vmiKeyOf(pod); key != "" {
+		c.queue.Add(key)
+	}
+}

@@ -1,0 +1,339 @@
+package virtualmachineinstance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/finalizer"
+	"kubevirt.dev/virt/controllers/launcherpod"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/monitor"
+	vmistatus "kubevirt.dev/virt/node/status"
+)
+
+// shutdownRecheck is added to a grace period before a VMI being deleted is
+// looked at again, should no news of its domain have arrived by then.
+const shutdownRecheck = 15 * time.Second
+
+// observation is what the node knows of a VMI's guest.
+type observation struct {
+	pod      *corev1.Pod
+	launcher *monitor.Launcher
+	state    monitor.State
+	// end is set when the guest has ended (or will never run).
+	end *vmistatus.End
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	vmi, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forgetWritten(key)
+		c.monitor.ForgetVMI(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	vmi = c.fresher(key, vmi)
+	if vmi.Status.NodeName != c.cfg.NodeName {
+		// Not (or no longer) this node's: the informer's field selector
+		// lets only ours through; this guards against anything else.
+		return nil
+	}
+	deleting := vmi.DeletionTimestamp != nil
+	if deleting && !finalizer.Has(vmi, virtv1.GuestShutdownFinalizer) {
+		return nil
+	}
+	if vmi.Status.Phase.IsFinal() {
+		// The guest is gone: ended as recorded, or failed by virt-controller
+		// (whose deletion of the pod stops whatever still runs).
+		return c.finish(ctx, vmi, nil)
+	}
+
+	obs, err := c.observe(ctx, vmi)
+	if err != nil {
+		return err
+	}
+	switch {
+	case obs.end != nil:
+		return c.finish(ctx, vmi, obs.end)
+	case deleting:
+		return c.shutdown(ctx, vmi, obs)
+	default:
+		return c.run(ctx, vmi, obs)
+	}
+}
+
+// observe gathers the VMI's launcher pod and what its launcher reported.
+func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*observation, error) {
+	pod := c.launcherPod(vmi)
+	if pod == nil {
+		return c.observeGonePod(ctx, vmi)
+	}
+	obs := &observation{pod: pod}
+	if podEnded(pod) {
+		obs.end = c.endOfPod(ctx, vmi, pod)
+		return obs, nil
+	}
+	l, err := c.monitor.Watch(monitor.Target{
+		PodUID: pod.UID,
+		VMIKey: vmi.Namespace + "/" + vmi.Name,
+		VMIUID: vmi.UID,
+		Socket: layout.LauncherSocket(layout.HostPrivateDir(c.cfg.KubeletRoot, string(pod.UID))),
+	})
+	if err != nil {
+		return nil, err
+	}
+	obs.launcher, obs.state = l, l.State()
+	if obs.state.Ended() {
+		end := vmistatus.EndOfDomain(obs.state.Domain)
+		obs.end = &end
+	}
+	return obs, nil
+}
+
+// observeGonePod decides about a VMI whose launcher pod is not in the
+// cache. Failing a VMI cannot be undone, so the API is asked first.
+func (c *Controller) observeGonePod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*observation, error) {
+	pods, err := c.kube.CoreV1().Pods(vmi.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{virtv1.CreatedByLabel: string(vmi.UID)}.String(),
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", c.cfg.NodeName).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("confirm the launcher pod is gone: %w", err)
+	}
+	for i := range pods.Items {
+		if _, active := vmi.Status.ActivePods[pods.Items[i].UID]; active {
+			return nil, fmt.Errorf("launcher pod %s exists but is not in the cache yet", pods.Items[i].Name)
+		}
+	}
+	// The pod and its directory are gone; a watch may still know the end.
+	end := vmistatus.LauncherGone("The launcher pod is gone")
+	for uid := range vmi.Status.ActivePods {
+		if l, ok := c.monitor.Get(uid); ok {
+			if st := l.State(); st.Ended() {
+				end = vmistatus.EndOfDomain(st.Domain)
+			}
+		}
+	}
+	return &observation{end: &end}, nil
+}
+
+// endOfPod is how the guest of an ended launcher pod ended: as its watch
+// saw it, as the launcher recorded it, or as its exit code says.
+func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) *vmistatus.End {
+	if l, ok := c.monitor.Get(pod.UID); ok {
+		if st := l.State(); st.Ended() {
+			end := vmistatus.EndOfDomain(st.Domain)
+			return &end
+		}
+	}
+	final, err := monitor.ReadFinalState(layout.HostPrivateDir(c.cfg.KubeletRoot, string(pod.UID)))
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Reading the launcher's final state failed; using its exit code", "pod", pod.Name)
+	}
+	if final != nil && monitor.Ended(final) {
+		end := vmistatus.EndOfDomain(final)
+		return &end
+	}
+	if t := computeTerminated(pod); t != nil {
+		end := vmistatus.EndOfExit(t, vmi.Status.Phase == virtv1.Running)
+		return &end
+	}
+	end := vmistatus.LauncherGone(fmt.Sprintf("The launcher pod %s ended (%s) %s", pod.Name, pod.Status.Phase, pod.Status.Message))
+	return &end
+}
+
+// run moves a live VMI along with its domain.
+func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance, obs *observation) error {
+	st := obs.state
+	d := st.Domain
+	if d == nil {
+		c.warnUnreachable(vmi, st)
+		return nil // the watch reports as soon as it connects
+	}
+	if !started(d) {
+		if vmi.Status.Phase != virtv1.Scheduled {
+			end := vmistatus.LauncherGone(fmt.Sprintf("The launcher has no running domain (%s) for a %s VMI", d.GetState(), vmi.Status.Phase))
+			return c.finish(ctx, vmi, &end)
+		}
+		var err error
+		d, err = obs.launcher.Sync(ctx, vmi)
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.Internal, codes.InvalidArgument, codes.Unimplemented:
+			c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonSyncFailed, "The launcher refused the guest: %v", err)
+			end := vmistatus.SyncFailed(err)
+			return c.finish(ctx, vmi, &end)
+		case codes.FailedPrecondition:
+			// Ran and stopped, or shutting down: the end arrives by watch.
+			klog.FromContext(ctx).V(2).Info("Launcher declined Sync", "err", err)
+			return nil
+		default:
+			return err
+		}
+		if monitor.Ended(d) {
+			end := vmistatus.EndOfDomain(d)
+			return c.finish(ctx, vmi, &end)
+		}
+	}
+	next := vmistatus.Running(vmi, obs.pod, d, st.Info, metav1.NewTime(c.clock.Now()))
+	written, err := c.writeStatus(ctx, vmi, next)
+	if err != nil || written == vmi {
+		return err
+	}
+	c.recordRunning(vmi, written)
+	return nil
+}
+
+func (c *Controller) recordRunning(old, vmi *virtv1.VirtualMachineInstance) {
+	if old.Status.Phase != virtv1.Running {
+		how := ""
+		if vmistatus.Condition(&vmi.Status, virtv1.VirtualMachineInstanceSoftwareEmulation) != nil {
+			how = " under software emulation (TCG)"
+		}
+		c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonStarted, "Guest started on node %s%s", c.cfg.NodeName, how)
+	}
+	wasPaused := vmistatus.Condition(&old.Status, virtv1.VirtualMachineInstancePaused) != nil
+	paused := vmistatus.Condition(&vmi.Status, virtv1.VirtualMachineInstancePaused) != nil
+	switch {
+	case paused && !wasPaused:
+		c.recorder.Event(vmi, corev1.EventTypeNormal, ReasonPaused, "Guest paused")
+	case wasPaused && !paused:
+		c.recorder.Event(vmi, corev1.EventTypeNormal, ReasonResumed, "Guest resumed")
+	}
+}
+
+// shutdown stops the guest of a VMI being deleted; the end arrives by watch.
+func (c *Controller) shutdown(ctx context.Context, vmi *virtv1.VirtualMachineInstance, obs *observation) error {
+	key := vmi.Namespace + "/" + vmi.Name
+	st := obs.state
+	if st.Domain == nil {
+		if c.unreachableTooLong(st) {
+			c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonShutdownUnconfirmed,
+				"The launcher has not answered since %s (%v); releasing the VMI: deleting its pod stops the guest", st.FailingSince.Format(time.RFC3339), st.Err)
+			return c.finish(ctx, vmi, nil)
+		}
+		c.queue.AddAfter(key, c.cfg.UnreachableAfter)
+		return nil
+	}
+	if !started(st.Domain) {
+		// No guest ever ran and none will: nothing to shut down.
+		return c.finish(ctx, vmi, nil)
+	}
+	grace := gracePeriod(vmi)
+	if !st.Domain.GetShutdownRequested() {
+		if err := obs.launcher.Shutdown(ctx, grace); err != nil {
+			return err
+		}
+		c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonShuttingDown, "Shutting the guest down (ACPI power button), grace period %ds", grace)
+	}
+	c.queue.AddAfter(key, time.Duration(grace)*time.Second+shutdownRecheck)
+	return nil
+}
+
+// finish records how the guest ended, if it is not recorded yet, and
+// releases a VMI being deleted.
+func (c *Controller) finish(ctx context.Context, vmi *virtv1.VirtualMachineInstance, end *vmistatus.End) error {
+	if end != nil && !vmi.Status.Phase.IsFinal() {
+		next := vmistatus.Ended(vmi, *end, metav1.NewTime(c.clock.Now()))
+		written, err := c.writeStatus(ctx, vmi, next)
+		if err != nil {
+			return err
+		}
+		kind := corev1.EventTypeNormal
+		if end.Phase == virtv1.Failed {
+			kind = corev1.EventTypeWarning
+		}
+		c.recorder.Eventf(written, kind, ReasonStopped, "%s (%s, %s)", end.Message, end.Phase, end.Reason)
+		vmi = written
+	}
+	if vmi.DeletionTimestamp == nil || !finalizer.Has(vmi, virtv1.GuestShutdownFinalizer) {
+		return nil
+	}
+	if err := c.removeFinalizer(ctx, vmi); err != nil {
+		return err
+	}
+	for uid := range vmi.Status.ActivePods {
+		c.monitor.Forget(uid)
+	}
+	return nil
+}
+
+func (c *Controller) warnUnreachable(vmi *virtv1.VirtualMachineInstance, st monitor.State) {
+	if c.unreachableTooLong(st) {
+		c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonLauncherUnreachable,
+			"The launcher has not answered since %s: %v", st.FailingSince.Format(time.RFC3339), st.Err)
+	}
+	c.queue.AddAfter(vmi.Namespace+"/"+vmi.Name, c.cfg.UnreachableAfter)
+}
+
+func (c *Controller) unreachableTooLong(st monitor.State) bool {
+	return st.Err != nil && !st.FailingSince.IsZero() && c.clock.Since(st.FailingSince) >= c.cfg.UnreachableAfter
+}
+
+// launcherPod is the VMI's active launcher pod on this node, nil if the
+// cache has none.
+func (c *Controller) launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
+	objs, err := c.podIndexer.ByIndex(podIndex, string(vmi.UID))
+	if err != nil {
+		return nil
+	}
+	for _, obj := range objs {
+		pod := obj.(*corev1.Pod)
+		if _, active := vmi.Status.ActivePods[pod.UID]; active && pod.Spec.NodeName == c.cfg.NodeName {
+			return pod
+		}
+	}
+	return nil
+}
+
+// podEnded reports whether the launcher of pod has exited.
+func podEnded(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || computeTerminated(pod) != nil
+}
+
+func computeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == launcherpod.ComputeContainer && cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
+
+// started reports whether d is a domain that was started: not absent, not
+// merely defined.
+func started(d *apiv1.Domain) bool {
+	switch d.GetState() {
+	case apiv1.DomainState_DOMAIN_STATE_UNSPECIFIED, apiv1.DomainState_DOMAIN_STATE_ABSENT:
+		return false
+	case apiv1.DomainState_DOMAIN_STATE_SHUTOFF:
+		return monitor.Ended(d)
+	}
+	return true
+}
+
+func gracePeriod(vmi *virtv1.VirtualMachineInstance) int64 {
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return *g
+	}
+	return virtv1.DefaultTerminationGracePeriodSeconds
+}
