@@ -1,0 +1,174 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Register client-go's and the workqueue's metrics.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
+	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/node/heartbeat"
+	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/virtualmachineinstance"
+)
+
+// component names virt-handler in events and user agents.
+const component = "virt-handler"
+
+// nodeNameField selects the VMIs handed to a node; virt-apiserver indexes it.
+const nodeNameField = "status.nodeName"
+
+// Run runs virt-handler until ctx is done. On the way out the node is
+// marked unschedulable; the guests keep running.
+func Run(ctx context.Context, o *Options) error {
+	logger := klog.FromContext(ctx)
+	kubeCfg, virtCfg, err := o.restConfigs()
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(kubeCfg)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver client: %w", err)
+	}
+	virt, err := virtclient.NewForConfig(virtCfg)
+	if err != nil {
+		return fmt.Errorf("virt-apiserver client: %w", err)
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+	defer broadcaster.Shutdown()
+	broadcaster.StartStructuredLogging(3)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := virtv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component, Host: o.NodeName})
+
+	// Only this node's launcher pods and VMIs: the node never holds, and
+	// with node restriction could not write, anyone else's.
+	pods := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+			lo.LabelSelector = labels.Set{virtv1.ComponentLabel: virtv1.LauncherComponent}.String()
+		}))
+	vmis := virtinformers.NewSharedInformerFactoryWithOptions(virt, 0,
+		virtinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector(nodeNameField, o.NodeName).String()
+		}))
+	defer pods.Shutdown()
+	defer vmis.Shutdown()
+
+	mon := monitor.DefaultConfig
+	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
+	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
+		NodeName:         o.NodeName,
+		KubeletRoot:      o.KubeletRoot,
+		Monitor:          mon,
+		UnreachableAfter: o.LauncherUnreachableAfter,
+	}, kube, virt, vmis.Virtualization().V1().VirtualMachineInstances(), pods.Core().V1().Pods(), recorder, clock.RealClock{})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.BindAddress)
+	if err != nil {
+		return fmt.Errorf("listen for /healthz and /metrics: %w", err)
+	}
+	srv := serve(ctx, ln, ctrl.HasSynced)
+	defer srv.Close()
+	logger.Info("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String(), "node", o.NodeName, "kubeletRoot", o.KubeletRoot)
+
+	pods.Start(ctx.Done())
+	vmis.Start(ctx.Done())
+
+	beat := heartbeat.New(kube, o.NodeName, o.HeartbeatInterval, ctrl.HasSynced, clock.RealClock{})
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		beat.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "heartbeat")))
+	}()
+	err = ctrl.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "vmi")), o.Workers)
+	<-beatDone
+	return err
+}
+
+func (o *Options) restConfigs() (kubeCfg, virtCfg *rest.Config, err error) {
+	var base *rest.Config
+	if o.Kubeconfig == "" {
+		// The pod's projected, bound service-account token: the API servers
+		// learn this node from it (authentication.kubernetes.io/node-name).
+		base, err = rest.InClusterConfig()
+	} else {
+		base, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("client configuration: %w", err)
+	}
+	base.UserAgent = component + "/" + o.NodeName
+	base.QPS, base.Burst = o.QPS, o.Burst
+	base.ContentType = o.ContentType
+	if o.ContentType != runtime.ContentTypeJSON {
+		base.AcceptContentTypes = o.ContentType + "," + runtime.ContentTypeJSON
+	}
+	kubeCfg = rest.CopyConfig(base)
+	virtCfg = rest.CopyConfig(base)
+	if o.VirtAPIServerHost != "" {
+		virtCfg.Host = o.VirtAPIServerHost
+		if o.VirtAPIServerCAFile != "" {
+			virtCfg.TLSClientConfig.CAFile = o.VirtAPIServerCAFile
+			virtCfg.TLSClientConfig.CAData = nil
+		}
+	}
+	return kubeCfg, virtCfg, nil
+}
+
+// serve answers /healthz (the process serves), /readyz (its caches are
+// filled, it handles VMIs) and /metrics.
+func serve(ctx context.Context, ln net.Listener, ready func() bool) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", legacyregistry.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "HTTP server stopped")
+		}
+	}()
+	return srv
+}

@@ -1,0 +1,106 @@
+package manager
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"kubevirt.dev/virt/node/heartbeat"
+	"kubevirt.dev/virt/node/monitor"
+)
+
+// Options are virt-handler's flags.
+type Options struct {
+	// NodeName is the node this handler runs on (downward API).
+	NodeName string
+	// KubeletRoot is the kubelet's --root-dir as mounted in this container.
+	KubeletRoot string
+
+	// Kubeconfig is empty in a pod: the in-cluster configuration, whose
+	// bound service-account token names this node to virt-apiserver's
+	// node restriction.
+	Kubeconfig string
+	// VirtAPIServerHost, when set, reaches virt-apiserver directly instead
+	// of through the kube-apiserver's aggregator.
+	VirtAPIServerHost   string
+	VirtAPIServerCAFile string
+	ContentType         string
+	QPS                 float32
+	Burst               int
+
+	HeartbeatInterval time.Duration
+	Workers           int
+	// LauncherCallTimeout and LauncherSyncTimeout bound the launcher RPCs.
+	LauncherCallTimeout time.Duration
+	LauncherSyncTimeout time.Duration
+	// LauncherUnreachableAfter: see virtualmachineinstance.Config.
+	LauncherUnreachableAfter time.Duration
+
+	// BindAddress serves /healthz, /readyz and /metrics over plain HTTP.
+	BindAddress string
+
+	Logs *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		NodeName:                 os.Getenv("NODE_NAME"),
+		KubeletRoot:              "/var/lib/kubelet",
+		ContentType:              "application/vnd.kubernetes.protobuf",
+		QPS:                      20,
+		Burst:                    40,
+		HeartbeatInterval:        heartbeat.DefaultInterval,
+		Workers:                  3,
+		LauncherCallTimeout:      monitor.DefaultConfig.CallTimeout,
+		LauncherSyncTimeout:      monitor.DefaultConfig.SyncTimeout,
+		LauncherUnreachableAfter: time.Minute,
+		BindAddress:              ":8186",
+		Logs:                     logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default: $NODE_NAME)")
+	fs.StringVar(&o.KubeletRoot, "kubelet-root", o.KubeletRoot, "the kubelet's root directory as seen by this process; launcher sockets are in its pods/ directory")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
+		"kubeconfig of the kube-apiserver; empty in a pod (in-cluster: the pod's bound token, which names its node)")
+	fs.StringVar(&o.VirtAPIServerHost, "virt-apiserver-host", o.VirtAPIServerHost,
+		"URL of virt-apiserver to use directly instead of through the kube-apiserver's aggregator")
+	fs.StringVar(&o.VirtAPIServerCAFile, "virt-apiserver-ca-file", o.VirtAPIServerCAFile, "CA bundle of --virt-apiserver-host's serving certificate")
+	fs.StringVar(&o.ContentType, "content-type", o.ContentType, "content type of requests to the API servers")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to each API server")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to each API server")
+
+	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval,
+		"how often the node's heartbeat annotation is renewed (virt-controller's --heartbeat-timeout must be well above)")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs synced in parallel")
+	fs.DurationVar(&o.LauncherCallTimeout, "launcher-call-timeout", o.LauncherCallTimeout, "timeout of a launcher's Info and Shutdown")
+	fs.DurationVar(&o.LauncherSyncTimeout, "launcher-sync-timeout", o.LauncherSyncTimeout, "timeout of a launcher's Sync (prepares volumes, starts QEMU)")
+	fs.DurationVar(&o.LauncherUnreachableAfter, "launcher-unreachable-after", o.LauncherUnreachableAfter,
+		"a launcher silent for this long gets a warning event; a VMI being deleted is then released without a confirmed shutdown")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz, /readyz and /metrics (plain HTTP)")
+
+	logsapi.AddFlags(o.Logs, fs)
+}
+
+// Validate reports flags that cannot work together.
+func (o *Options) Validate() error {
+	switch {
+	case o.NodeName == "":
+		return fmt.Errorf("--node-name (or $NODE_NAME) is required")
+	case o.KubeletRoot == "":
+		return fmt.Errorf("--kubelet-root is required")
+	case o.Workers < 1:
+		return fmt.Errorf("--workers must be at least 1")
+	case o.HeartbeatInterval <= 0:
+		return fmt.Errorf("--heartbeat-interval must be positive")
+	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
+		return fmt.Errorf("launcher timeouts must be positive")
+	}
+	return logsapi.ValidateAndApply(o.Logs, nil)
+}
