@@ -1,0 +1,101 @@
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// MiB is a mebibyte in bytes.
+const MiB = 1 << 20
+
+// RSS is the resident set of a process in bytes (VmRSS).
+func RSS(pid int) (int64, error) {
+	return statusField(pid, "VmRSS:")
+}
+
+func statusField(pid int, name string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		fields := strings.Fields(strings.TrimPrefix(line, name))
+		if len(fields) < 1 {
+			break
+		}
+		kib, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("pid %d %s %q: %w", pid, name, line, err)
+		}
+		return kib << 10, nil
+	}
+	return 0, fmt.Errorf("pid %d: no %s in /proc/%d/status", pid, name, pid)
+}
+
+// Comm is a process's command name.
+func Comm(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
+}
+
+// Cmdline is a process's command line, arguments joined by spaces.
+func Cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// PodPIDs are the processes whose cgroup belongs to the pod of uid: the
+// kubelet names a pod's cgroup pod<uid> (cgroupfs) or pod<uid with
+// underscores> (systemd).
+func PodPIDs(uid string) ([]int, error) {
+	needles := []string{"pod" + uid, "pod" + strings.ReplaceAll(uid, "-", "_")}
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join(d, "cgroup"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		for _, n := range needles {
+			if bytes.Contains(cg, []byte(n)) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("no process in the cgroup of pod %s", uid)
+	}
+	return pids, nil
+}
+
+// PIDFile reads a PID from a file.
+func PIDFile(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("pid file %s: %w", path, err)
+	}
+	return pid, nil
+}

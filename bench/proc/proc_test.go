@@ -1,0 +1,21 @@
+package proc_test
+
+import (
+	"os"
+	"testing"
+
+	"kubevirt.dev/virt/bench/proc"
+)
+
+func TestRSSOfSelf(t *testing.T) {
+	rss, err := proc.RSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss < proc.MiB || rss > 4096*proc.MiB {
+		t.Fatalf("RSS %d bytes is not believable", rss)
+	}
+	if proc.Comm(os.Getpid()) == "" {
+		t.Fatal("no comm")
+	}
+}
