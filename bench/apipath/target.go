@@ -18,6 +18,8 @@ type Target struct {
 	// Client carries the credentials; Base is the server's URL.
 	Client *http.Client
 	Base   string
+	// Namespace holds the collection.
+	Namespace string
 	// Collection is the namespaced collection's path, e.g.
 	// /api/v1/namespaces/ns/configmaps.
 	Collection string

@@ -87,13 +87,18 @@ func PodPIDs(uid string) ([]int, error) {
 	return pids, nil
 }
 
-// PIDFile reads a PID from a file.
+// PIDFile reads the PID at the start of a file.
 func PIDFile(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	// The cluster's scripts write "<pid> <command>".
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("pid file %s is empty", path)
+	}
+	pid, err := strconv.Atoi(fields[0])
 	if err != nil {
 		return 0, fmt.Errorf("pid file %s: %w", path, err)
 	}

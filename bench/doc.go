@@ -1,0 +1,15 @@
+// Package bench is `make bench`: it measures the platform against the
+// architecture it replaces (CRDs + webhooks) and against the raw hypervisor,
+// side by side in one run on one machine, and writes docs/performance.md
+// with a chart (docs/performance.png).
+//
+// Four parts, each in its own package: apipath (the API path), startup
+// (POST to Running and to the guest's serial marker, against libvirt
+// directly), writecount (API writes per VMI lifecycle, from the servers'
+// own metrics) and overhead (the launcher pod's memory, embedded libvirt
+// against a private libvirtd). The report package renders what they
+// measured; machine describes the host.
+//
+// Runs are bounded by flags; cancellation (SIGINT/SIGTERM) stops the load
+// and every part removes what it created before Run returns.
+package bench

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options of a run. The defaults finish in well under 30 minutes on the
+// project's 2-core machine.
+type Options struct {
+	// Parts to run: api, start, writes, launcher.
+	Parts []string
+	// Output is the markdown report; the chart goes beside it (.png) and
+	// the raw results too (.json).
+	Output string
+	// FromJSON renders the report of an earlier run instead of measuring.
+	FromJSON string
+
+	Clients        []int
+	CreateDuration time.Duration
+	MaxCreates     int
+	Gets           int
+	ListSizes      []int
+	ListReps       int
+
+	StartCounts  []int
+	StartTimeout time.Duration
+
+	WriteVMIs int
+
+	WebhookBinary string
+	WebhookAddr   string
+	LauncherBin   string
+}
+
+// AddFlags binds the options to flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher"}, "parts to run")
+	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
+	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
+	fs.IntSliceVar(&o.Clients, "clients", []int{1, 8, 32}, "concurrent clients of the create runs")
+	fs.DurationVar(&o.CreateDuration, "create-duration", 8*time.Second, "length of each create run")
+	fs.IntVar(&o.MaxCreates, "max-creates", 3000, "most creates of one create run")
+	fs.IntVar(&o.Gets, "gets", 300, "GETs per target")
+	fs.IntSliceVar(&o.ListSizes, "list-sizes", []int{1000, 10000}, "collection sizes to LIST (the last also for memory)")
+	fs.IntVar(&o.ListReps, "list-reps", 5, "LISTs per target and size")
+	fs.IntSliceVar(&o.StartCounts, "start-counts", []int{1, 10, 30}, "VMIs started at once")
+	fs.DurationVar(&o.StartTimeout, "start-timeout", 6*time.Minute, "how long a batch of VMIs may take to reach the serial marker")
+	fs.IntVar(&o.WriteVMIs, "write-vmis", 3, "VMIs whose lifecycle writes are counted")
+	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
+	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
+	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	for _, p := range o.Parts {
+		switch p {
+		case "api", "start", "writes", "launcher":
+		default:
+			return fmt.Errorf("--parts: unknown part %q", p)
+		}
+	}
+	if o.CreateDuration <= 0 || o.CreateDuration > 5*time.Minute {
+		return fmt.Errorf("--create-duration must be in (0, 5m]")
+	}
+	for _, s := range o.ListSizes {
+		if s <= 0 || s > 50000 {
+			return fmt.Errorf("--list-sizes must be in (0, 50000]")
+		}
+	}
+	for _, c := range append(append([]int{}, o.Clients...), o.StartCounts...) {
+		if c <= 0 || c > 128 {
+			return fmt.Errorf("--clients and --start-counts must be in (0, 128]")
+		}
+	}
+	return nil
+}
+
+func (o *Options) has(part string) bool {
+	for _, p := range o.Parts {
+		if p == part {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,24 @@
+package report
+
+import (
+	"time"
+
+	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/machine"
+)
+
+// Results is everything one run measured; it is also saved as JSON so the
+// report can be rendered again (virt-bench --from-json).
+type Results struct {
+	Started  time.Time
+	Elapsed  time.Duration
+	Parts    []string
+	Machine  machine.Machine
+	API      *apipath.Result `json:",omitempty"`
+	Failures []Failure       `json:",omitempty"`
+}
+
+// Failure is a part that did not complete.
+type Failure struct {
+	Part, Error string
+}

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/rest"
+
+	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/report"
+	"kubevirt.dev/virt/test/e2e/framework"
+)
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// Run measures the selected parts and writes the report. A part that fails
+// is reported as such and the others still run.
+func Run(ctx context.Context, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.FromJSON != "" {
+		var res report.Results
+		b, err := os.ReadFile(o.FromJSON)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("read %s: %w", o.FromJSON, err)
+		}
+		return report.Write(o.Output, &res)
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the benchmarks use the local cluster and read other processes' memory: run them as root")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if o.WebhookBinary == "" {
+		o.WebhookBinary = filepath.Join(filepath.Dir(self), "virt-bench-webhook")
+	}
+	if o.LauncherBin == "" {
+		o.LauncherBin = filepath.Join(filepath.Dir(self), "virt-launcher")
+	}
+	start := time.Now()
+	res := &report.Results{Started: start, Parts: o.Parts}
+	if res.Machine, err = machine.Describe(ctx); err != nil {
+		logf("machine: %v", err)
+	}
+	cluster, err := framework.Setup(ctx)
+	if err != nil {
+		return fmt.Errorf("local cluster: %w", err)
+	}
+	defer func() {
+		if err := cluster.Teardown(context.WithoutCancel(ctx)); err != nil {
+			logf("teardown: %v", err)
+		}
+	}()
+	res.Machine.Kubernetes = clusterVersion(cluster.Config)
+	var errs []error
+	fail := func(part string, err error) {
+		logf("%s: FAILED: %v", part, err)
+		res.Failures = append(res.Failures, report.Failure{Part: part, Error: err.Error()})
+		errs = append(errs, fmt.Errorf("%s: %w", part, err))
+	}
+	if o.has("api") && ctx.Err() == nil {
+		logf("part 1: the API path")
+		ext, err := apiextensionsclient.NewForConfig(cluster.Config)
+		if err != nil {
+			return err
+		}
+		res.API, err = apipath.Run(ctx, apipath.Env{
+			Kube: cluster.Kube, Ext: ext, Dyn: cluster.Dynamic, Config: cluster.Config, State: cluster.State,
+			WebhookBinary: o.WebhookBinary, WebhookAddr: o.WebhookAddr, Logf: logf,
+		}, apipath.Options{
+			Clients: o.Clients, CreateDuration: o.CreateDuration, MaxCreates: o.MaxCreates, Gets: o.Gets, ListSizes: o.ListSizes, ListReps: o.ListReps,
+		})
+		if err != nil {
+			fail("api", err)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if err := saveJSON(strings.TrimSuffix(o.Output, filepath.Ext(o.Output))+".json", res); err != nil {
+		errs = append(errs, err)
+	}
+	if err := report.Write(o.Output, res); err != nil {
+		errs = append(errs, err)
+	}
+	logf("done in %s", res.Elapsed.Round(time.Second))
+	return errors.Join(errs...)
+}
+
+func saveJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func clusterVersion(cfg *rest.Config) string {
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return ""
+	}
+	resp, err := c.Get(cfg.Host + "/version")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&v)
+	return v.GitVersion
+}
