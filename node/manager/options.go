@@ -88,8 +88,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	logsapi.AddFlags(o.Logs, fs)
 }
 
-// Validate reports flags that cannot work together.
+// Validate reports flags that cannot work together and applies the
+// logging flags.
 func (o *Options) Validate() error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return logsapi.ValidateAndApply(o.Logs, nil)
+}
+
+// validate checks the handler's own flags; logging can be applied only once
+// per process.
+func (o *Options) validate() error {
 	switch {
 	case o.NodeName == "":
 		return fmt.Errorf("--node-name (or $NODE_NAME) is required")
@@ -102,5 +112,5 @@ func (o *Options) Validate() error {
 	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
 		return fmt.Errorf("launcher timeouts must be positive")
 	}
-	return logsapi.ValidateAndApply(o.Logs, nil)
+	return nil
 }

@@ -1,0 +1,46 @@
+package manager
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     string
+		args    []string
+		wantErr string
+	}{
+		{name: "node from the downward API", env: "node-1"},
+		{name: "node from the flag", args: []string{"--node-name=node-2"}},
+		{name: "no node", wantErr: "--node-name"},
+		{name: "no workers", env: "node-1", args: []string{"--workers=0"}, wantErr: "--workers"},
+		{name: "no heartbeat", env: "node-1", args: []string{"--heartbeat-interval=0s"}, wantErr: "--heartbeat-interval"},
+		{name: "no kubelet root", env: "node-1", args: []string{"--kubelet-root="}, wantErr: "--kubelet-root"},
+		{name: "no sync timeout", env: "node-1", args: []string{"--launcher-sync-timeout=0s"}, wantErr: "timeouts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("NODE_NAME", tt.env)
+			o := NewOptions()
+			fs := pflag.NewFlagSet("virt-handler", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("validate() = %v, want no error", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("validate() = %v, want an error about %s", err, tt.wantErr)
+			}
+			if err == nil && o.KubeletRoot != "/var/lib/kubelet" {
+				t.Errorf("kubelet root = %q, want the default /var/lib/kubelet", o.KubeletRoot)
+			}
+		})
+	}
+}
