@@ -126,6 +126,9 @@ func TestDomainEvents(t *testing.T) {
 				s.do(launcher)
 				f.waitVMI("vm", s.what, s.want)
 			}
+			if v := f.vmi("vm"); v.Status.Phase.IsFinal() {
+				f.waitFor("the ended launcher forgotten", func() bool { return len(f.ctrl.monitor.PodUIDs()) == 0 })
+			}
 			time.Sleep(settle)
 			if n := f.statusWrites.Load() - writes; n != int32(len(tt.steps)) {
 				t.Errorf("status writes for %d steps = %d, want one each", len(tt.steps), n)

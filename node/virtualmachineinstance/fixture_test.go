@@ -59,6 +59,7 @@ type fixture struct {
 
 	stop    func()
 	running bool
+	ctrl    *Controller
 }
 
 func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod) *fixture {
@@ -189,6 +190,7 @@ func (f *fixture) start() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	f.ctrl = ctrl
 	kubeFactory.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
 	done := make(chan struct{})

@@ -63,7 +63,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if vmi.Status.Phase.IsFinal() {
 		// The guest is gone: ended as recorded, or failed by virt-controller
-		// (whose deletion of the pod stops whatever still runs).
+		// (whose deletion of the pod stops whatever still runs). Nothing a
+		// launcher says changes a final phase: stop listening.
+		c.monitor.ForgetVMI(key)
 		return c.finish(ctx, vmi, nil)
 	}
 
