@@ -76,6 +76,9 @@ func TestNewMinimal(t *testing.T) {
 	if got := ptr.Deref(spec.TerminationGracePeriodSeconds, 0); got != 45 {
 		t.Errorf("terminationGracePeriodSeconds = %d, want 30 + 15", got)
 	}
+	if !ptr.Deref(spec.ShareProcessNamespace, false) {
+		t.Errorf("the pod does not share its PID namespace: nobody would reap the launcher's orphaned QEMU")
+	}
 	if ptr.Deref(spec.AutomountServiceAccountToken, true) {
 		t.Errorf("the service account token is mounted")
 	}
