@@ -29,7 +29,7 @@ func EndOfDomain(d *apiv1.Domain) End {
 		if d.GetShutdownRequested() {
 			msg = "The guest did not power off within its grace period and was destroyed"
 		}
-		return End{virtv1.Failed, ReasonGuestDestroyed, msg}
+		return End{virtv1.Failed, virtv1.ReasonGuestDestroyed, msg}
 	case apiv1.StopReason_STOP_REASON_CRASHED:
 		// libvirt says "failed" when QEMU itself went away under a running
 		// guest (killed, or crashed), "crashed" when the guest crashed.
@@ -62,7 +62,7 @@ func EndOfExit(t *corev1.ContainerStateTerminated, guestRan bool) End {
 	case code == apiv1.ExitCrashed:
 		return End{virtv1.Failed, virtv1.ReasonGuestCrashed, "The guest or QEMU crashed (launcher " + detail + ")"}
 	case code == apiv1.ExitDestroyed:
-		return End{virtv1.Failed, ReasonGuestDestroyed, "The domain was destroyed (launcher " + detail + ")"}
+		return End{virtv1.Failed, virtv1.ReasonGuestDestroyed, "The domain was destroyed (launcher " + detail + ")"}
 	default:
 		return End{virtv1.Failed, virtv1.ReasonLauncherGone, "The launcher failed (" + detail + ")"}
 	}

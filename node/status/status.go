@@ -19,9 +19,6 @@ const (
 	ReasonSuspended = "Suspended"
 	// ReasonNotRunning: Ready=False for a domain that is not running yet.
 	ReasonNotRunning = "NotRunning"
-	// ReasonGuestDestroyed: the domain was destroyed, because it did not
-	// power off within its grace period or was killed (Failed).
-	ReasonGuestDestroyed = "GuestDestroyed"
 )
 
 // Running is vmi's status for a live (started, not ended) domain d of the

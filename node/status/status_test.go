@@ -194,7 +194,7 @@ func TestEndOfDomain(t *testing.T) {
 		{"guest shutdown", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN, Reason: "shutdown"}, virtv1.Succeeded, virtv1.ReasonGuestShutdown},
 		{"guest crashed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_CRASHED, Reason: "crashed"}, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"qemu killed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_CRASHED, Reason: "failed"}, virtv1.Failed, virtv1.ReasonLauncherGone},
-		{"destroyed after grace", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_DESTROYED, ShutdownRequested: true}, virtv1.Failed, ReasonGuestDestroyed},
+		{"destroyed after grace", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_DESTROYED, ShutdownRequested: true}, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 		{"failed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_FAILED}, virtv1.Failed, virtv1.ReasonLauncherGone},
 	}
 	for _, tt := range tests {
@@ -219,7 +219,7 @@ func TestEndOfExit(t *testing.T) {
 		{"exited before the guest started", 0, false, virtv1.Failed, virtv1.ReasonLauncherGone},
 		{"launcher failed", 1, true, virtv1.Failed, virtv1.ReasonLauncherGone},
 		{"crashed", 3, true, virtv1.Failed, virtv1.ReasonGuestCrashed},
-		{"destroyed", 4, true, virtv1.Failed, ReasonGuestDestroyed},
+		{"destroyed", 4, true, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 		{"killed (SIGKILL, OOM)", 137, true, virtv1.Failed, virtv1.ReasonLauncherGone},
 	}
 	for _, tt := range tests {

@@ -15,7 +15,6 @@ import (
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
-	vmistatus "kubevirt.dev/virt/node/status"
 )
 
 // settle gives the controller time to do what it should not do.
@@ -105,7 +104,7 @@ func TestDomainEvents(t *testing.T) {
 			wantEvents: []string{ReasonStopped}},
 		{name: "guest crashes", steps: []step{{ended("crashed"), phaseIs(virtv1.Failed, virtv1.ReasonGuestCrashed), "Failed/GuestCrashed"}}},
 		{name: "qemu killed", steps: []step{{ended("failed"), phaseIs(virtv1.Failed, virtv1.ReasonLauncherGone), "Failed/LauncherGone"}}},
-		{name: "destroyed", steps: []step{{ended("destroyed"), phaseIs(virtv1.Failed, vmistatus.ReasonGuestDestroyed), "Failed/GuestDestroyed"}}},
+		{name: "destroyed", steps: []step{{ended("destroyed"), phaseIs(virtv1.Failed, virtv1.ReasonGuestDestroyed), "Failed/GuestDestroyed"}}},
 		{name: "paused, then crashes", steps: []step{
 			{pause, pausedCond, "paused"},
 			{ended("crashed"), func(v *virtv1.VirtualMachineInstance) bool {
@@ -240,7 +239,7 @@ func TestEndWhileNotConnected(t *testing.T) {
 		{"final state wins over the exit code", `{"stopReason":"STOP_REASON_CRASHED","reason":"crashed"}`, 0, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"exit code 0 of a running guest", "", 0, virtv1.Succeeded, virtv1.ReasonGuestShutdown},
 		{"exit code 3", "", 3, virtv1.Failed, virtv1.ReasonGuestCrashed},
-		{"exit code 4", "", 4, virtv1.Failed, vmistatus.ReasonGuestDestroyed},
+		{"exit code 4", "", 4, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 		{"killed", "", 137, virtv1.Failed, virtv1.ReasonLauncherGone},
 	}
 	for _, tt := range tests {
@@ -286,7 +285,7 @@ func TestDeletion(t *testing.T) {
 					go func() { time.Sleep(50 * time.Millisecond); l.End("destroyed") }()
 				})
 			},
-			wantPhase: virtv1.Failed, wantReason: vmistatus.ReasonGuestDestroyed, wantShutdowns: []int64{7},
+			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonGuestDestroyed, wantShutdowns: []int64{7},
 		},
 		{
 			name: "deleted before the guest started", running: false,

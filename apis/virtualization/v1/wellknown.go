@@ -45,6 +45,9 @@ const (
 	ReasonGuestShutdown = "GuestShutdown"
 	// ReasonGuestCrashed: qemu or the guest crashed.
 	ReasonGuestCrashed = "GuestCrashed"
+	// ReasonGuestDestroyed: the domain was destroyed, because it did not
+	// power off within its grace period or was killed.
+	ReasonGuestDestroyed = "GuestDestroyed"
 	// ReasonLauncherGone: the launcher stopped answering or exited while the
 	// guest should have been running.
 	ReasonLauncherGone = "LauncherGone"
