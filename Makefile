@@ -58,10 +58,12 @@ test-integration: deps
 test-e2e: deps
 	$(GO) test -timeout $(TEST_TIMEOUT) ./test/e2e/...
 
-## up: a local single-node Kubernetes with the platform deployed into it
-## (idempotent; prints the KUBECONFIG to use; docs/cluster.md)
+## up: a local single-node Kubernetes with the platform deployed into it and
+## an example VM booted (idempotent; prints the KUBECONFIG to use and what to
+## try; docs/getting-started.md)
 up: deps
 	hack/cluster/up.sh
+	hack/cluster/example.sh
 
 ## down: stop the local cluster and undo its changes to the host; PURGE=1
 ## also deletes its state (certificates, etcd, images, VMs)

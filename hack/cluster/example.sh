@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Boots the example VM on the running local cluster, the last step of
+# `make up`: creates artifacts/examples/vmi-tiny.yaml in the default
+# namespace (unless it already runs), follows it to Running and to the
+# guest's marker on its serial console, printing each step, and ends with
+# what to try next. Idempotent: a running vmi-tiny is left alone.
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+NS=default
+NAME=vmi-tiny
+TIMEOUT="${VIRT_EXAMPLE_TIMEOUT:-300}"
+MARKER="VIRT-GUEST-READY ${NAME}"
+
+jsonpath() { kubectl get vmi -n "${NS}" "${NAME}" -o "jsonpath=$1" 2>/dev/null; }
+
+phase="$(jsonpath '{.status.phase}' || true)"
+case "${phase}" in
+  Running) log "${NAME} is already running" ;;
+  Succeeded|Failed)
+    log "${NAME} ended (${phase}); replacing it"
+    kubectl delete vmi -n "${NS}" "${NAME}" --wait=true --timeout=120s >/dev/null
+    kubectl create -n "${NS}" -f "${ROOT}/artifacts/examples/vmi-tiny.yaml" >/dev/null ;;
+  "")
+    log "creating the example VM: kubectl create -f artifacts/examples/vmi-tiny.yaml"
+    kubectl create -n "${NS}" -f "${ROOT}/artifacts/examples/vmi-tiny.yaml" >/dev/null ;;
+  *) log "${NAME} is ${phase}" ;;
+esac
+
+# Follow the phases as the platform moves the VMI along.
+start=$(date +%s)
+last=""
+while :; do
+  phase="$(jsonpath '{.status.phase}' || true)"
+  if [ "${phase}" != "${last}" ]; then
+    log "  ${NAME}: ${phase:-<none>} after $(( $(date +%s) - start ))s"
+    last="${phase}"
+  fi
+  case "${phase}" in
+    Running) break ;;
+    Succeeded|Failed)
+      kubectl describe vmi -n "${NS}" "${NAME}" >&2 || true
+      die "${NAME} ended ${phase} ($(jsonpath '{.status.reason}')) instead of running" ;;
+  esac
+  [ $(( $(date +%s) - start )) -lt "${TIMEOUT}" ] || {
+    kubectl describe vmi -n "${NS}" "${NAME}" >&2 || true
+    die "${NAME} not Running after ${TIMEOUT}s (phase ${phase:-none})"
+  }
+  sleep 0.5
+done
+
+uid="$(jsonpath '{.metadata.uid}')"
+pod_uid="$(kubectl get pods -n "${NS}" -l "virtualization.kubevirt.io/created-by=${uid}" -o 'jsonpath={.items[0].metadata.uid}')"
+serial="${KUBELET_ROOT}/pods/${pod_uid}/volumes/kubernetes.io~empty-dir/virt-private/serial0.log"
+while ! grep -q "${MARKER}" "${serial}" 2>/dev/null; do
+  [ $(( $(date +%s) - start )) -lt "${TIMEOUT}" ] || die "no '${MARKER}' on the serial console (${serial}) after ${TIMEOUT}s"
+  sleep 0.5
+done
+emulation="$(jsonpath '{.status.conditions[?(@.type=="SoftwareEmulation")].status}')"
+log "  the guest is up: '$(grep -m1 -o "${MARKER}.*" "${serial}")' on its serial console after $(( $(date +%s) - start ))s"
+[ "${emulation}" != "True" ] || log "  (under software emulation: this machine has no usable hardware virtualisation)"
+
+cat <<EOF
+
+The platform runs, with an example VM. Try:
+
+  export KUBECONFIG=${ADMIN_KUBECONFIG}
+  export PATH=${KUBE_BIN}:\$PATH
+  kubectl get vmi -o wide                  # NAME AGE PHASE IP NODENAME READY ...
+  kubectl get vmi -w                       # watch phases change
+  kubectl describe vmi ${NAME}             # conditions and events
+  sudo tail -f ${serial}
+                                           # the guest's serial console
+  kubectl create -f artifacts/examples/vm-always.yaml   # a VM that keeps its guest running
+  kubectl delete vmi ${NAME}               # ACPI shutdown, then the pod and the VMI go
+
+  make down                                # stop everything (PURGE=1 also drops the state)
+EOF
