@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/report"
+	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/test/e2e/framework"
 )
 
@@ -90,6 +92,17 @@ func Run(ctx context.Context, o Options) error {
 			fail("api", err)
 		}
 	}
+	if o.has("start") && ctx.Err() == nil {
+		logf("part 2: start latency, ours against raw libvirt")
+		guest, err := buildGuest(ctx, cluster.Root)
+		if err != nil {
+			fail("start", err)
+		} else if res.Start, err = startup.Run(ctx, startup.Env{
+			Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot, Logf: logf,
+		}, startup.Options{Counts: o.StartCounts, Timeout: o.StartTimeout, Guest: guest}); err != nil {
+			fail("start", err)
+		}
+	}
 	res.Elapsed = time.Since(start)
 	if err := saveJSON(strings.TrimSuffix(o.Output, filepath.Ext(o.Output))+".json", res); err != nil {
 		errs = append(errs, err)
@@ -99,6 +112,19 @@ func Run(ctx context.Context, o Options) error {
 	}
 	logf("done in %s", res.Elapsed.Round(time.Second))
 	return errors.Join(errs...)
+}
+
+// buildGuest runs hack/build-guest.sh (instant when built) for the raw
+// libvirt side's kernel and initrd.
+func buildGuest(ctx context.Context, root string) (startup.Guest, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-guest.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return startup.Guest{}, fmt.Errorf("hack/build-guest.sh: %w", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	return startup.Guest{Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.gz")}, nil
 }
 
 func saveJSON(path string, v any) error {

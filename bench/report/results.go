@@ -5,6 +5,7 @@ import (
 
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/startup"
 )
 
 // Results is everything one run measured; it is also saved as JSON so the
@@ -15,6 +16,7 @@ type Results struct {
 	Parts    []string
 	Machine  machine.Machine
 	API      *apipath.Result `json:",omitempty"`
+	Start    *startup.Result `json:",omitempty"`
 	Failures []Failure       `json:",omitempty"`
 }
 

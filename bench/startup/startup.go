@@ -1,0 +1,81 @@
+package startup
+
+import (
+	"time"
+
+	"kubevirt.dev/virt/bench/load"
+)
+
+// Marker is what the test guest prints on its serial console once it is up.
+const Marker = "VIRT-GUEST-READY"
+
+// Paths compared.
+const (
+	Platform = "platform (POST → VMI Running)"
+	Raw      = "raw libvirt (define → running)"
+)
+
+// Milestones of a VMI's start on the platform, in order.
+const (
+	StepScheduling     = "VMI Scheduling (launcher pod created)"
+	StepPodCreated     = "pod seen"
+	StepPodBound       = "pod bound to the node"
+	StepPodInitialized = "init containers done (image copies)"
+	StepLauncherReady  = "launcher ready (readiness probe)"
+	StepScheduled      = "VMI Scheduled (hand-off)"
+	StepRunning        = "VMI Running"
+)
+
+// Milestones in the order they happen.
+var Milestones = []string{StepScheduling, StepPodCreated, StepPodBound, StepPodInitialized, StepLauncherReady, StepScheduled, StepRunning}
+
+// Row is one batch.
+type Row struct {
+	Path  string
+	Count int
+	// ToRunning and ToMarker, p50 and p95 over the batch's guests.
+	RunningP50, RunningP95 time.Duration
+	MarkerP50, MarkerP95   time.Duration
+	// Failed counts the guests that did not reach the marker in time.
+	Failed int
+	// Batch is from the first start to the last marker.
+	Batch time.Duration
+	// Steps are the p50 times from POST to each milestone (platform only).
+	Steps map[string]time.Duration `json:",omitempty"`
+}
+
+// Result is what the part measured.
+type Result struct {
+	Rows []Row
+	// Notes are facts seen during the run that explain the numbers.
+	Notes []string
+}
+
+// row summarises per-guest times; a zero time counts as failed.
+func row(path string, running, marker []time.Duration, batch time.Duration) Row {
+	r := Row{Path: path, Count: len(running), Batch: batch}
+	var okRunning, okMarker []time.Duration
+	for i := range running {
+		if running[i] > 0 {
+			okRunning = append(okRunning, running[i])
+		}
+		if marker[i] > 0 {
+			okMarker = append(okMarker, marker[i])
+		} else {
+			r.Failed++
+		}
+	}
+	sortDurations(okRunning)
+	sortDurations(okMarker)
+	r.RunningP50, r.RunningP95 = load.Quantile(okRunning, 0.5), load.Quantile(okRunning, 0.95)
+	r.MarkerP50, r.MarkerP95 = load.Quantile(okMarker, 0.5), load.Quantile(okMarker, 0.95)
+	return r
+}
+
+func sortDurations(d []time.Duration) {
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0 && d[j] < d[j-1]; j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
+	}
+}
