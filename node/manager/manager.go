@@ -31,6 +31,7 @@ import (
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
 	"kubevirt.dev/virt/node/heartbeat"
+	"kubevirt.dev/virt/node/hostpath"
 	"kubevirt.dev/virt/node/monitor"
 	"kubevirt.dev/virt/node/virtualmachineinstance"
 )
@@ -45,6 +46,11 @@ const nodeNameField = "status.nodeName"
 // marked unschedulable; the guests keep running.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
+	// Before the heartbeat makes the node schedulable: no launcher starts
+	// here before the directories it writes are its own.
+	if err := o.prepareHostPaths(logger); err != nil {
+		return err
+	}
 	kubeCfg, virtCfg, err := o.restConfigs()
 	if err != nil {
 		return err
@@ -117,6 +123,22 @@ func Run(ctx context.Context, o *Options) error {
 	err = ctrl.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "vmi")), o.Workers)
 	<-beatDone
 	return err
+}
+
+// prepareHostPaths hands the launchers' writable hostPath directories to
+// their user: the kubelet creates them root's and 0755.
+func (o *Options) prepareHostPaths(logger klog.Logger) error {
+	if o.LauncherCapabilitiesCacheDir == "" || o.LauncherRunAsUser < 0 {
+		return nil
+	}
+	id := int(o.LauncherRunAsUser)
+	res, err := hostpath.Prepare(o.LauncherCapabilitiesCacheDir, hostpath.Owner{UID: id, GID: id}, 0o700)
+	if err != nil {
+		return fmt.Errorf("prepare the launchers' capabilities cache: %w", err)
+	}
+	logger.Info("Launchers' capabilities cache ready", "dir", o.LauncherCapabilitiesCacheDir, "owner", id, "mode", "0700",
+		"created", res.Created, "chowned", res.Chowned, "chmoded", res.Chmoded)
+	return nil
 }
 
 func (o *Options) restConfigs() (kubeCfg, virtCfg *rest.Config, err error) {

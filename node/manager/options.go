@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
 )
@@ -39,6 +40,14 @@ type Options struct {
 	// LauncherUnreachableAfter: see virtualmachineinstance.Config.
 	LauncherUnreachableAfter time.Duration
 
+	// LauncherCapabilitiesCacheDir is the node's QEMU capabilities cache of the
+	// launchers (their hostPath, as mounted here); empty: not prepared.
+	LauncherCapabilitiesCacheDir string
+	// LauncherRunAsUser is the launchers' UID and GID (virt-controller's
+	// flag of the same name); -1: the image's user, the directory is left
+	// as it is.
+	LauncherRunAsUser int64
+
 	// BindAddress serves /healthz, /readyz and /metrics over plain HTTP.
 	BindAddress string
 
@@ -48,18 +57,20 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		NodeName:                 os.Getenv("NODE_NAME"),
-		KubeletRoot:              "/var/lib/kubelet",
-		ContentType:              "application/vnd.kubernetes.protobuf",
-		QPS:                      20,
-		Burst:                    40,
-		HeartbeatInterval:        heartbeat.DefaultInterval,
-		Workers:                  3,
-		LauncherCallTimeout:      monitor.DefaultConfig.CallTimeout,
-		LauncherSyncTimeout:      monitor.DefaultConfig.SyncTimeout,
-		LauncherUnreachableAfter: time.Minute,
-		BindAddress:              ":8186",
-		Logs:                     logsapi.NewLoggingConfiguration(),
+		NodeName:                     os.Getenv("NODE_NAME"),
+		KubeletRoot:                  "/var/lib/kubelet",
+		ContentType:                  "application/vnd.kubernetes.protobuf",
+		QPS:                          20,
+		Burst:                        40,
+		HeartbeatInterval:            heartbeat.DefaultInterval,
+		Workers:                      3,
+		LauncherCallTimeout:          monitor.DefaultConfig.CallTimeout,
+		LauncherSyncTimeout:          monitor.DefaultConfig.SyncTimeout,
+		LauncherUnreachableAfter:     time.Minute,
+		LauncherCapabilitiesCacheDir: layout.CapabilitiesCacheHostPath,
+		LauncherRunAsUser:            107,
+		BindAddress:                  ":8186",
+		Logs:                         logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -83,6 +94,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LauncherSyncTimeout, "launcher-sync-timeout", o.LauncherSyncTimeout, "timeout of a launcher's Sync (prepares volumes, starts QEMU)")
 	fs.DurationVar(&o.LauncherUnreachableAfter, "launcher-unreachable-after", o.LauncherUnreachableAfter,
 		"a launcher silent for this long gets a warning event; a VMI being deleted is then released without a confirmed shutdown")
+	fs.StringVar(&o.LauncherCapabilitiesCacheDir, "launcher-capabilities-cache-dir", o.LauncherCapabilitiesCacheDir,
+		"the launchers' shared QEMU capabilities cache on this node (their hostPath, as mounted here), handed to --launcher-run-as-user at start; empty: left alone")
+	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
+		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user, the cache directory is not changed")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz, /readyz and /metrics (plain HTTP)")
 
 	logsapi.AddFlags(o.Logs, fs)
@@ -109,6 +124,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--workers must be at least 1")
 	case o.HeartbeatInterval <= 0:
 		return fmt.Errorf("--heartbeat-interval must be positive")
+	case o.LauncherRunAsUser < -1:
+		return fmt.Errorf("--launcher-run-as-user must be a UID or -1")
 	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
 		return fmt.Errorf("launcher timeouts must be positive")
 	}

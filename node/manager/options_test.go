@@ -20,6 +20,8 @@ func TestOptions(t *testing.T) {
 		{name: "no workers", env: "node-1", args: []string{"--workers=0"}, wantErr: "--workers"},
 		{name: "no heartbeat", env: "node-1", args: []string{"--heartbeat-interval=0s"}, wantErr: "--heartbeat-interval"},
 		{name: "no kubelet root", env: "node-1", args: []string{"--kubelet-root="}, wantErr: "--kubelet-root"},
+		{name: "launchers as the image's user", env: "node-1", args: []string{"--launcher-run-as-user=-1"}},
+		{name: "no launcher user", env: "node-1", args: []string{"--launcher-run-as-user=-2"}, wantErr: "--launcher-run-as-user"},
 		{name: "no sync timeout", env: "node-1", args: []string{"--launcher-sync-timeout=0s"}, wantErr: "timeouts"},
 	}
 	for _, tt := range tests {
