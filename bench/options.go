@@ -29,6 +29,7 @@ type Options struct {
 	StartTimeout time.Duration
 
 	WriteVMIs int
+	WriteIdle time.Duration
 
 	WebhookBinary string
 	WebhookAddr   string
@@ -48,7 +49,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ListReps, "list-reps", 5, "LISTs per target and size")
 	fs.IntSliceVar(&o.StartCounts, "start-counts", []int{1, 10, 30}, "VMIs started at once")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", 6*time.Minute, "how long a batch of VMIs may take to reach the serial marker")
-	fs.IntVar(&o.WriteVMIs, "write-vmis", 3, "VMIs whose lifecycle writes are counted")
+	fs.IntVar(&o.WriteVMIs, "write-vmis", 5, "VMIs whose lifecycle writes are counted")
+	fs.DurationVar(&o.WriteIdle, "write-idle", 20*time.Second, "idle window measuring the cluster's background writes")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")

@@ -15,9 +15,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/namespace"
 	"kubevirt.dev/virt/bench/report"
 	"kubevirt.dev/virt/bench/startup"
+	"kubevirt.dev/virt/bench/writecount"
 	"kubevirt.dev/virt/test/e2e/framework"
 )
 
@@ -103,6 +106,12 @@ func Run(ctx context.Context, o Options) error {
 			fail("start", err)
 		}
 	}
+	if o.has("writes") && ctx.Err() == nil {
+		logf("part 3: API writes per VMI lifecycle")
+		if res.Writes, err = runWrites(ctx, cluster, o); err != nil {
+			fail("writes", err)
+		}
+	}
 	res.Elapsed = time.Since(start)
 	if err := saveJSON(strings.TrimSuffix(o.Output, filepath.Ext(o.Output))+".json", res); err != nil {
 		errs = append(errs, err)
@@ -112,6 +121,47 @@ func Run(ctx context.Context, o Options) error {
 	}
 	logf("done in %s", res.Elapsed.Round(time.Second))
 	return errors.Join(errs...)
+}
+
+// accessNamespace holds the service account parts 3 and 4 read
+// virt-apiserver's /metrics with.
+const accessNamespace = "bench-access"
+
+func runWrites(ctx context.Context, cluster *framework.Cluster, o Options) (res *writecount.Result, err error) {
+	servers, done, err := metricServers(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, done()) }()
+	return writecount.Run(ctx, writecount.Env{Kube: cluster.Kube, Virt: cluster.Virt, Servers: servers, Logf: logf},
+		writecount.Options{VMIs: o.WriteVMIs, Idle: o.WriteIdle, Timeout: o.StartTimeout})
+}
+
+// metricServers are both servers' /metrics; done removes the access.
+func metricServers(ctx context.Context, cluster *framework.Cluster) ([]writecount.Server, func() error, error) {
+	cleanup := context.WithoutCancel(ctx)
+	done := func() error {
+		return errors.Join(endpoint.Revoke(cleanup, cluster.Kube), namespace.Delete(cleanup, cluster.Kube, 2*time.Minute, accessNamespace))
+	}
+	if err := namespace.Create(ctx, cluster.Kube, accessNamespace); err != nil {
+		return nil, done, err
+	}
+	direct, err := endpoint.Direct(ctx, cluster.Kube, cluster.Dynamic, accessNamespace)
+	if err != nil {
+		return nil, done, errors.Join(err, done())
+	}
+	directHTTP, err := endpoint.HTTPClient(direct)
+	if err != nil {
+		return nil, done, errors.Join(err, done())
+	}
+	kubeHTTP, err := endpoint.HTTPClient(cluster.Config)
+	if err != nil {
+		return nil, done, errors.Join(err, done())
+	}
+	return []writecount.Server{
+		{Name: writecount.VirtAPIServer, Client: directHTTP, URL: direct.Host + "/metrics"},
+		{Name: writecount.KubeAPIServer, Client: kubeHTTP, URL: cluster.Config.Host + "/metrics"},
+	}, done, nil
 }
 
 // buildGuest runs hack/build-guest.sh (instant when built) for the raw

@@ -6,6 +6,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/startup"
+	"kubevirt.dev/virt/bench/writecount"
 )
 
 // Results is everything one run measured; it is also saved as JSON so the
@@ -15,9 +16,10 @@ type Results struct {
 	Elapsed  time.Duration
 	Parts    []string
 	Machine  machine.Machine
-	API      *apipath.Result `json:",omitempty"`
-	Start    *startup.Result `json:",omitempty"`
-	Failures []Failure       `json:",omitempty"`
+	API      *apipath.Result    `json:",omitempty"`
+	Start    *startup.Result    `json:",omitempty"`
+	Writes   *writecount.Result `json:",omitempty"`
+	Failures []Failure          `json:",omitempty"`
 }
 
 // Failure is a part that did not complete.
