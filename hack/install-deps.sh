@@ -19,6 +19,8 @@ PACKAGES=(
   cpio debootstrap
   # process and mount inspection used by `make down` and the e2e suite
   procps psmisc util-linux
+  # make bench: a private libvirtd to compare the embedded driver with
+  libvirt-daemon
 )
 
 # libvirt's QEMU driver run as root (virt-launcher's embedded libvirt) looks
