@@ -74,5 +74,14 @@ down:
 images: deps
 	hack/cluster/images.sh
 
+## bench: measure the platform against CRDs + webhooks and raw libvirt on the
+## local cluster (up if needed; root); writes docs/performance.md and .png.
+## BENCH_FLAGS are virt-bench's flags (bench/README.md)
+BENCH_FLAGS ?=
+bench: deps
+	mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./bench/cmd/... ./cmd/virt-launcher
+	nice $(BIN)/virt-bench $(BENCH_FLAGS)
+
 clean:
 	rm -rf _output

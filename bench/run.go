@@ -18,6 +18,7 @@ import (
 	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/namespace"
+	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/report"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/bench/writecount"
@@ -110,6 +111,18 @@ func Run(ctx context.Context, o Options) error {
 		logf("part 3: API writes per VMI lifecycle")
 		if res.Writes, err = runWrites(ctx, cluster, o); err != nil {
 			fail("writes", err)
+		}
+	}
+	if o.has("launcher") && ctx.Err() == nil {
+		logf("part 4: launcher overhead")
+		guest, err := buildGuest(ctx, cluster.Root)
+		if err != nil {
+			fail("launcher", err)
+		} else if res.Launcher, err = overhead.Run(ctx, overhead.Env{
+			Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot,
+			LauncherBinary: o.LauncherBin, Guest: guest, Logf: logf,
+		}, o.StartTimeout); err != nil {
+			fail("launcher", err)
 		}
 	}
 	res.Elapsed = time.Since(start)

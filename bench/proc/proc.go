@@ -43,6 +43,12 @@ func statusField(pid int, name string) (int64, error) {
 	return 0, fmt.Errorf("pid %d: no %s in /proc/%d/status", pid, name, pid)
 }
 
+// Anon is the anonymous part of a process's resident set (RssAnon): its
+// private memory, as opposed to file pages shared with other processes.
+func Anon(pid int) (int64, error) {
+	return statusField(pid, "RssAnon:")
+}
+
 // Comm is a process's command name.
 func Comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))

@@ -7,7 +7,7 @@ import (
 )
 
 // verdictFuncs are the parts' target checks, in the order of the issue.
-var verdictFuncs = []func(*Results) []Verdict{apiVerdicts}
+var verdictFuncs = []func(*Results) []Verdict{apiVerdicts, startVerdicts, writesVerdicts, launcherVerdicts}
 
 func targetVerdicts(r *Results) []Verdict {
 	var out []Verdict

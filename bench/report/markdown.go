@@ -44,8 +44,8 @@ func Write(path string, r *Results) error {
 	return nil
 }
 
-// sections are the parts' renderers other files add.
-var sections []func(func(string, ...any), *Results)
+// sections render the parts after the API path, in the order.
+var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher}
 
 func writeMachine(w func(string, ...any), r *Results) {
 	m := r.Machine

@@ -5,6 +5,7 @@ import (
 
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/bench/writecount"
 )
@@ -19,6 +20,7 @@ type Results struct {
 	API      *apipath.Result    `json:",omitempty"`
 	Start    *startup.Result    `json:",omitempty"`
 	Writes   *writecount.Result `json:",omitempty"`
+	Launcher *overhead.Result   `json:",omitempty"`
 	Failures []Failure          `json:",omitempty"`
 }
 

@@ -9,12 +9,6 @@ import (
 	"kubevirt.dev/virt/bench/startup"
 )
 
-func init() {
-	sections = append(sections, writeStart)
-	verdictFuncs = append(verdictFuncs, startVerdicts)
-	chartFuncs = append(chartFuncs, startChart)
-}
-
 func startRow(s *startup.Result, path string, n int) (startup.Row, bool) {
 	for _, r := range s.Rows {
 		if r.Path == path && r.Count == n {

@@ -10,12 +10,6 @@ import (
 	"kubevirt.dev/virt/bench/writecount"
 )
 
-func init() {
-	sections = append(sections, writeWrites)
-	verdictFuncs = append(verdictFuncs, writesVerdicts)
-	chartFuncs = append(chartFuncs, writesChart)
-}
-
 // significant drops rows that are noise after the background subtraction.
 func significant(x float64) bool { return math.Abs(x) >= 0.1 }
 

@@ -1,0 +1,255 @@
+package overhead
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/bench/startup"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/layout"
+)
+
+// podUID is the user launcher pods run as (virt-controller's default).
+const podUID = 107
+
+// unprivileged runs argv as the pod's user with no capabilities, as a
+// launcher pod does. libvirt's daemon and its remote client look the user
+// up, and uid 107 has no entry on the host (the launcher image has one):
+// the command runs in a mount namespace of its own where dir's passwd and
+// group files, which have it, are bind-mounted over /etc's.
+func unprivileged(dir string, argv ...string) *exec.Cmd {
+	script := `mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"`
+	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
+		filepath.Join(dir, "passwd"), filepath.Join(dir, "group"),
+		"setpriv", fmt.Sprintf("--reuid=%d", podUID), fmt.Sprintf("--regid=%d", podUID), "--clear-groups",
+		"--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"}, argv...)...)
+}
+
+// userFiles writes passwd and group files with the pod's user added.
+func userFiles(dir string) error {
+	for _, f := range []struct{ name, line string }{
+		{"passwd", fmt.Sprintf("virt-launcher:x:%d:%d::/nonexistent:/usr/sbin/nologin\n", podUID, podUID)},
+		{"group", fmt.Sprintf("virt-launcher:x:%d:\n", podUID)},
+	} {
+		b, err := os.ReadFile(filepath.Join("/etc", f.name))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), append(b, f.line...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureHost runs the launcher binary on the host with the test guest,
+// with its embedded libvirt or against a private libvirtd of its own.
+func measureHost(ctx context.Context, env Env, private bool, timeout time.Duration) (m Measurement, err error) {
+	setup := "virt-launcher + embedded libvirt (host, uid 107)"
+	if private {
+		setup = "virt-launcher + private libvirtd (host, uid 107)"
+	}
+	// Short paths: unix socket addresses are limited to 108 bytes.
+	dir, err := os.MkdirTemp("", "vo-")
+	if err != nil {
+		return m, err
+	}
+	var started []*exec.Cmd
+	defer func() {
+		// Kill what was started and any QEMU of this directory; nothing
+		// outlives the measurement.
+		for _, pid := range qemuPIDs(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, c := range started {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		os.RemoveAll(dir)
+	}()
+	for _, d := range []string{"p", "k", "d", "v", "c", "x/config/libvirt", "x/run", "x/cache"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return m, err
+		}
+	}
+	if err := copyFile(env.Guest.Kernel, filepath.Join(dir, "k", layout.KernelName)); err != nil {
+		return m, err
+	}
+	if err := copyFile(env.Guest.Initrd, filepath.Join(dir, "k", layout.InitrdName)); err != nil {
+		return m, err
+	}
+	xdg := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "x/config"), "XDG_RUNTIME_DIR=" + filepath.Join(dir, "x/run"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "x/cache"), "HOME=" + filepath.Join(dir, "x")}
+	if private {
+		// As in the pod: QEMU's output to a file, no virtlogd.
+		conf := "stdio_handler = \"file\"\n"
+		if err := os.WriteFile(filepath.Join(dir, "x/config/libvirt/qemu.conf"), []byte(conf), 0o644); err != nil {
+			return m, err
+		}
+	}
+	if err := chown(dir); err != nil {
+		return m, err
+	}
+	if err := userFiles(dir); err != nil {
+		return m, err
+	}
+	var libvirtd *exec.Cmd
+	if private {
+		libvirtd = unprivileged(dir, "libvirtd")
+		libvirtd.Env = append(os.Environ(), xdg...)
+		libvirtd.Stdout, libvirtd.Stderr = io.Discard, io.Discard
+		if err := libvirtd.Start(); err != nil {
+			return m, fmt.Errorf("start libvirtd: %w", err)
+		}
+		started = append(started, libvirtd)
+		sock := filepath.Join(dir, "x/run/libvirt/libvirt-sock")
+		if err := waitFile(ctx, sock, time.Minute); err != nil {
+			return m, fmt.Errorf("libvirtd's socket: %w", err)
+		}
+	}
+	vmi := startup.VMI("overhead-host")
+	vmi.Namespace, vmi.UID = "bench", uuid.NewUUID()
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
+	privateDir := filepath.Join(dir, "p")
+	args := []string{env.LauncherBinary, "--vmi-namespace", vmi.Namespace, "--vmi-name", vmi.Name, "--vmi-uid", string(vmi.UID),
+		"--private-dir", privateDir, "--disks-dir", filepath.Join(dir, "d"), "--pvc-dir", filepath.Join(dir, "v"),
+		"--kernel-boot-dir", filepath.Join(dir, "k"), "--capabilities-cache-dir", filepath.Join(dir, "c"), "--linger", "1s"}
+	if private {
+		args = append(args, "--libvirt-uri", "qemu:///session")
+	}
+	launcher := unprivileged(dir, args...)
+	launcher.Env = os.Environ()
+	if private {
+		launcher.Env = append(launcher.Env, xdg...)
+	}
+	launcher.Stdout, launcher.Stderr = io.Discard, io.Discard
+	if err := launcher.Start(); err != nil {
+		return m, fmt.Errorf("start virt-launcher: %w", err)
+	}
+	started = append([]*exec.Cmd{launcher}, started...)
+	if err := waitFile(ctx, layout.ReadyFile(privateDir), 2*time.Minute); err != nil {
+		return m, fmt.Errorf("%s: launcher ready: %w", setup, err)
+	}
+	cc, err := grpc.NewClient("unix://"+layout.LauncherSocket(privateDir), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return m, err
+	}
+	defer cc.Close()
+	body, err := json.Marshal(vmi)
+	if err != nil {
+		return m, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := apiv1.NewLauncherClient(cc).Sync(sctx, &apiv1.SyncRequest{VmiJson: body}); err != nil {
+		return m, fmt.Errorf("%s: Sync: %w", setup, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(layout.SerialLog(privateDir))
+		return err == nil && strings.Contains(string(b), startup.Marker), nil
+	})
+	if err != nil {
+		return m, fmt.Errorf("%s: guest marker: %w", setup, err)
+	}
+	time.Sleep(settle)
+	pids := []int{launcher.Process.Pid}
+	if libvirtd != nil {
+		pids = append(pids, libvirtd.Process.Pid)
+		pids = append(pids, childrenOf(libvirtd.Process.Pid)...)
+	}
+	pids = append(pids, qemuPIDs(dir)...)
+	return measure(setup, dedupe(pids))
+}
+
+// qemuPIDs are the QEMU processes whose command line names dir.
+func qemuPIDs(dir string) []int {
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err == nil && strings.HasPrefix(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "qemu-system") && strings.Contains(string(b), dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// childrenOf are the processes whose parent is pid (libvirtd's helpers).
+func childrenOf(pid int) []int {
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		b, err := os.ReadFile(filepath.Join(p, "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+		s := string(b)
+		i := strings.LastIndex(s, ")")
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if c, err := strconv.Atoi(filepath.Base(p)); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(pids []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, p := range pids {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func waitFile(ctx context.Context, path string, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	})
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+func chown(dir string) error {
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, podUID, podUID)
+	})
+}
