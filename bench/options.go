@@ -31,6 +31,10 @@ type Options struct {
 	WriteVMIs int
 	WriteIdle time.Duration
 
+	ProfileDir      string
+	ProfileClients  int
+	ProfileDuration time.Duration
+
 	WebhookBinary string
 	WebhookAddr   string
 	LauncherBin   string
@@ -42,11 +46,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
 	fs.IntSliceVar(&o.Clients, "clients", []int{1, 8, 32}, "concurrent clients of the create runs")
-	fs.DurationVar(&o.CreateDuration, "create-duration", 8*time.Second, "length of each create run")
-	fs.IntVar(&o.MaxCreates, "max-creates", 3000, "most creates of one create run")
+	fs.DurationVar(&o.CreateDuration, "create-duration", 6*time.Second, "length of each create run")
+	fs.IntVar(&o.MaxCreates, "max-creates", 2500, "most creates of one create run")
 	fs.IntVar(&o.Gets, "gets", 300, "GETs per target")
 	fs.IntSliceVar(&o.ListSizes, "list-sizes", []int{1000, 10000}, "collection sizes to LIST (the last also for memory)")
 	fs.IntVar(&o.ListReps, "list-reps", 5, "LISTs per target and size")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "_output/bench", "where CPU profiles of the servers under create load go (empty: none)")
+	fs.IntVar(&o.ProfileClients, "profile-clients", 32, "concurrent clients while profiling")
+	fs.DurationVar(&o.ProfileDuration, "profile-duration", 10*time.Second, "load per profile (the profile is 2s shorter)")
 	fs.IntSliceVar(&o.StartCounts, "start-counts", []int{1, 10, 30}, "VMIs started at once")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", 6*time.Minute, "how long a batch of VMIs may take to reach the serial marker")
 	fs.IntVar(&o.WriteVMIs, "write-vmis", 5, "VMIs whose lifecycle writes are counted")

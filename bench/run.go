@@ -91,6 +91,7 @@ func Run(ctx context.Context, o Options) error {
 			WebhookBinary: o.WebhookBinary, WebhookAddr: o.WebhookAddr, Logf: logf,
 		}, apipath.Options{
 			Clients: o.Clients, CreateDuration: o.CreateDuration, MaxCreates: o.MaxCreates, Gets: o.Gets, ListSizes: o.ListSizes, ListReps: o.ListReps,
+			ProfileDir: o.ProfileDir, ProfileClients: o.ProfileClients, ProfileDuration: o.ProfileDuration,
 		})
 		if err != nil {
 			fail("api", err)

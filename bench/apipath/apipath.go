@@ -73,6 +73,12 @@ type Options struct {
 	Gets       int
 	ListSizes  []int
 	ListReps   int
+	// ProfileDir, when set, receives CPU profiles of both servers under
+	// create load, taken after the measured runs.
+	ProfileDir string
+	// ProfileClients and ProfileDuration shape the profiled load.
+	ProfileClients  int
+	ProfileDuration time.Duration
 }
 
 // CreateRow is one create run.
@@ -99,6 +105,8 @@ type Result struct {
 	Gets    []LatencyRow
 	Lists   []LatencyRow
 	Memory  []MemoryRow
+	// Profiles say where the servers' CPU went under create load.
+	Profiles []Profile `json:",omitempty"`
 	// ObjectBytes is the JSON size of one object of each kind as posted.
 	ObjectBytes map[string]int
 }
@@ -249,6 +257,27 @@ func Run(ctx context.Context, env Env, opts Options) (res *Result, err error) {
 				return nil, ctx.Err()
 			}
 		}
+	}
+	if opts.ProfileDir == "" {
+		return res, nil
+	}
+	// Profiles after the measurements: profiling costs CPU.
+	for _, p := range []struct {
+		tg     Target
+		server string
+		client *http.Client
+		url    string
+	}{
+		{creates.direct, "virt-apiserver", directHTTP, directCfg.Host + "/debug/pprof/profile"},
+		{creates.builtinProto, "kube-apiserver (ConfigMaps)", kubeHTTP, env.Config.Host + "/debug/pprof/profile"},
+		{creates.twin, "kube-apiserver (twin)", kubeHTTP, env.Config.Host + "/debug/pprof/profile"},
+	} {
+		prof, err := profileCreates(ctx, p.tg, opts.ProfileClients, opts.ProfileDuration, p.server, p.client, p.url, opts.ProfileDir)
+		if err != nil {
+			return nil, err
+		}
+		res.Profiles = append(res.Profiles, prof)
+		logf("api: profile of %s under %s: %.2f CPU/s, %v", p.server, p.tg.Name, prof.CPUSeconds, prof.Shares)
 	}
 	return res, nil
 }

@@ -113,7 +113,7 @@ func Direct(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interfac
 }
 
 // grant creates the service account and binds it to a role that may do
-// everything with VMIs and read /metrics.
+// everything with VMIs and read /metrics and profiles.
 func grant(ctx context.Context, kube kubernetes.Interface, ns string) error {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: ns}}
 	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -123,7 +123,7 @@ func grant(ctx context.Context, kube kubernetes.Interface, ns string) error {
 		ObjectMeta: metav1.ObjectMeta{Name: Name},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"virtualization.kubevirt.io"}, Resources: []string{"virtualmachineinstances", "virtualmachineinstances/status"}, Verbs: []string{"*"}},
-			{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+			{NonResourceURLs: []string{"/metrics", "/debug/pprof/*"}, Verbs: []string{"get"}},
 		},
 	}
 	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

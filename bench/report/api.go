@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"kubevirt.dev/virt/bench/apipath"
 )
@@ -176,6 +177,28 @@ func writeAPI(w func(string, ...any), r *Results) {
 			w("%.2fx | ", ratio(float64(t.P50), float64(o.P50)))
 		}
 		w("\n")
+	}
+	if len(a.Profiles) > 0 {
+		w("\n### Where the servers' CPU goes under create load\n\nCPU profiles (`/debug/pprof/profile`) taken after the measured runs, each while %d clients created objects through one path; share of the CPU samples that have a frame in each group (groups overlap: a sample in managed-fields code called from the handler counts once there, and HTTP/2 frames appear under most samples). CPU/s is the server's CPU per wall second (2 cores = 2.0). Profiles are saved in `%s`.\n\n| group | ", a.Profiles[0].Clients, filepath.Dir(a.Profiles[0].File))
+		for _, p := range a.Profiles {
+			w("%s | ", p.Server)
+		}
+		w("\n|---|")
+		for range a.Profiles {
+			w("---|")
+		}
+		w("\n| CPU/s | ")
+		for _, p := range a.Profiles {
+			w("%.2f | ", p.CPUSeconds)
+		}
+		w("\n")
+		for _, b := range apipath.Buckets {
+			w("| %s | ", b.Name)
+			for _, p := range a.Profiles {
+				w("%.0f%% | ", 100*p.Shares[b.Name])
+			}
+			w("\n")
+		}
 	}
 	w("\n### Memory\n\nRSS from `/proc/<pid>/status` (kube-apiserver by its PID file, virt-apiserver found through its pod's cgroup), heap in use from each server's `go_memstats_heap_inuse_bytes`. The collections are filled in this order, so each step's growth is that kind's cost.\n\n")
 	w("| when | kube-apiserver RSS MiB | kube-apiserver heap MiB | virt-apiserver RSS MiB | virt-apiserver heap MiB | twin webhook RSS MiB |\n|---|---|---|---|---|---|\n")
