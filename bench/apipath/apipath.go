@@ -89,6 +89,8 @@ type CreateRow struct {
 	P50, P99   time.Duration
 	OK, Errors int
 	FirstError string
+	// CPUms is the CPU each process spent per successful create, in ms.
+	CPUms map[string]float64
 }
 
 // LatencyRow is a GET or LIST measurement.
@@ -105,6 +107,9 @@ type Result struct {
 	Gets    []LatencyRow
 	Lists   []LatencyRow
 	Memory  []MemoryRow
+	// IdleCPU is each process's CPU per second with no load from the
+	// bench, subtracted from the per-create CPU.
+	IdleCPU map[string]float64 `json:",omitempty"`
 	// Profiles say where the servers' CPU went under create load.
 	Profiles []Profile `json:",omitempty"`
 	// ObjectBytes is the JSON size of one object of each kind as posted.
@@ -183,6 +188,9 @@ func Run(ctx context.Context, env Env, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	mem := memorySource{env: env, kubeHTTP: kubeHTTP, direct: lists.direct, webhookPID: tw.Pid}
+	cpu := newCPUMeter(ctx, env, tw.Pid)
+	idleCPU := cpu.idle(ctx, 5*time.Second)
+	res.IdleCPU = idleCPU
 
 	// Warm-up: connections, TokenReview and authorization caches, the
 	// webhook's TLS session; not measured. Into the create namespaces.
@@ -245,8 +253,10 @@ func Run(ctx context.Context, env Env, opts Options) (res *Result, err error) {
 	// machine's load hits them all alike.
 	for _, c := range opts.Clients {
 		for _, tg := range creates.all() {
+			before := cpu.read()
 			r := load.Run(ctx, c, opts.CreateDuration, opts.MaxCreates, func(ctx context.Context, _ int) error { return tg.Create(ctx) })
-			row := CreateRow{Target: tg.Name, Clients: c, Rate: r.Rate(), P50: r.Quantile(0.5), P99: r.Quantile(0.99), OK: r.OK, Errors: r.Errors}
+			row := CreateRow{Target: tg.Name, Clients: c, Rate: r.Rate(), P50: r.Quantile(0.5), P99: r.Quantile(0.99), OK: r.OK, Errors: r.Errors,
+				CPUms: perCall(before, cpu.read(), idleCPU, r.Elapsed, r.OK)}
 			if r.FirstError != nil {
 				row.FirstError = r.FirstError.Error()
 			}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+
+	"kubevirt.dev/virt/launcher/kvm"
 )
 
 // Machine is the host.
@@ -28,7 +30,7 @@ type Machine struct {
 
 // Describe reads the host; fields it cannot read stay empty.
 func Describe(ctx context.Context) (Machine, error) {
-	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Packages: map[string]string{}, Virtualization: "TCG (no /dev/kvm)"}
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Packages: map[string]string{}}
 	m.CPU = firstField("/proc/cpuinfo", "model name")
 	if kb := firstField("/proc/meminfo", "MemTotal"); kb != "" {
 		var n int64
@@ -42,8 +44,11 @@ func Describe(ctx context.Context) (Machine, error) {
 	m.Kernel = readTrim("/proc/sys/kernel/osrelease")
 	m.LoadAverage = strings.Join(strings.Fields(readTrim("/proc/loadavg"))[:3], " ")
 	m.OS = firstField("/etc/os-release", "PRETTY_NAME")
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		m.Virtualization = "/dev/kvm present (the launcher decides per guest)"
+	// The launcher's own test, so the report says what the guests ran on.
+	if ok, why := kvm.Usable(); ok {
+		m.Virtualization = "KVM"
+	} else {
+		m.Virtualization = "TCG (software emulation): " + why
 	}
 	for _, p := range []string{"libvirt0", "qemu-system-x86", "containerd"} {
 		out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Version}", p).Output()

@@ -110,3 +110,33 @@ func PIDFile(path string) (int, error) {
 	}
 	return pid, nil
 }
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times; Linux
+// fixes it at 100 for user space.
+const clockTicks = 100
+
+// CPU is the CPU time a process has used so far (user + system), in
+// seconds.
+func CPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so count after ')'.
+	s := string(b)
+	i := strings.LastIndex(s, ")")
+	if i < 0 {
+		return 0, fmt.Errorf("pid %d: malformed stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// Fields after ')': state(0) ... utime(11) stime(12).
+	if len(f) < 13 {
+		return 0, fmt.Errorf("pid %d: short stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("pid %d: stat times: %v %v", pid, err1, err2)
+	}
+	return float64(ut+st) / clockTicks, nil
+}

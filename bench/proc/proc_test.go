@@ -19,3 +19,22 @@ func TestRSSOfSelf(t *testing.T) {
 		t.Fatal("no comm")
 	}
 }
+
+func TestCPUOfSelfGrows(t *testing.T) {
+	a, err := proc.CPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := range 300_000_000 {
+		x += i
+	}
+	_ = x
+	b, err := proc.CPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b <= a {
+		t.Fatalf("CPU did not grow: %v then %v", a, b)
+	}
+}

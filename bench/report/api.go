@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"kubevirt.dev/virt/bench/apipath"
 )
@@ -105,6 +106,16 @@ func apiVerdicts(r *Results) []Verdict {
 	}
 }
 
+func idleText(a *apipath.Result) string {
+	var parts []string
+	for _, p := range apipath.CPUProcesses {
+		if v, ok := a.IdleCPU[p]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f ms/s", p, v*1000))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func writeAPI(w func(string, ...any), r *Results) {
 	a := r.API
 	w("## 1. The API path: ours against the CRD + webhooks twin and a built-in resource\n\n")
@@ -142,6 +153,30 @@ func writeAPI(w func(string, ...any), r *Results) {
 			w("%.2fx | ", ratio(n.Rate, d.Rate))
 		}
 		w("\n")
+	}
+	if cs := clientsOf(a); len(cs) > 0 && len(a.Creates[0].CPUms) > 0 {
+		top := cs[len(cs)-1]
+		w("\nCPU per create (ms, from `/proc/<pid>/stat` before and after each run at %d clients; virt-apiserver's count includes its embedded etcd, the kube-apiserver's etcd is its own process), less what each process used per second in a 5 s idle window before (%s). On 2 cores, creates/s cannot exceed 2000 ms / the total.\n\n| target | ", top, idleText(a))
+		for _, p := range apipath.CPUProcesses {
+			w("%s | ", p)
+		}
+		w("total |\n|---|")
+		for range apipath.CPUProcesses {
+			w("---|")
+		}
+		w("---|\n")
+		for _, c := range a.Creates {
+			if c.Clients != top {
+				continue
+			}
+			w("| %s | ", c.Target)
+			var t float64
+			for _, p := range apipath.CPUProcesses {
+				w("%.2f | ", c.CPUms[p])
+				t += c.CPUms[p]
+			}
+			w("**%.2f** |\n", t)
+		}
 	}
 	for _, c := range a.Creates {
 		if c.FirstError != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"kubevirt.dev/virt/bench/namespace"
@@ -86,5 +87,9 @@ func cacheState() string {
 		return fmt.Sprintf("missing (%v)", err)
 	}
 	entries, _ := os.ReadDir(dir)
-	return fmt.Sprintf("%d entries, mode %v (launchers run as uid 107)", len(entries), fi.Mode().Perm())
+	owner := -1
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		owner = int(st.Uid)
+	}
+	return fmt.Sprintf("%d entries, owner uid %d, mode %v (launchers run as uid 107)", len(entries), owner, fi.Mode().Perm())
 }
