@@ -140,3 +140,66 @@ func CPU(pid int) (float64, error) {
 	}
 	return float64(ut+st) / clockTicks, nil
 }
+
+// Usage is a snapshot of every process's CPU time, its own plus its
+// reaped children's (so short-lived helpers such as runc count in the
+// parent that waited for them), keyed by PID.
+type Usage map[int]struct {
+	Comm string
+	// Start tells a reused PID apart (clock ticks after boot).
+	Start int64
+	CPU   float64
+}
+
+// Snapshot reads every process's CPU time.
+func Snapshot() Usage {
+	u := Usage{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i, j := strings.Index(s, "("), strings.LastIndex(s, ")")
+		if i < 0 || j < i {
+			continue
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) < 20 {
+			continue
+		}
+		var t [4]int64
+		for k := range t {
+			t[k], _ = strconv.ParseInt(f[11+k], 10, 64)
+		}
+		start, _ := strconv.ParseInt(f[19], 10, 64)
+		u[pid] = struct {
+			Comm  string
+			Start int64
+			CPU   float64
+		}{s[i+1 : j], start, float64(t[0]+t[1]+t[2]+t[3]) / clockTicks}
+	}
+	return u
+}
+
+// ByComm is the CPU seconds used between two snapshots, summed by command
+// name. Processes that ended in between are lost, except through the
+// children's time of the parent that reaped them.
+func ByComm(before, after Usage) map[string]float64 {
+	out := map[string]float64{}
+	for pid, a := range after {
+		used := a.CPU
+		if b, ok := before[pid]; ok && b.Start == a.Start {
+			used -= b.CPU
+		}
+		if used > 0 {
+			out[a.Comm] += used
+		}
+	}
+	return out
+}

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -90,11 +92,41 @@ func writeStart(w func(string, ...any), r *Results) {
 		}
 		w("\n")
 	}
+	w("\nCPU seconds the machine spent during each batch (until its last marker, or the timeout), by command name, from `/proc/<pid>/stat` (own + reaped children's time; processes of other users included). The largest:\n\n")
+	for _, x := range s.Rows {
+		if len(x.CPU) == 0 {
+			continue
+		}
+		w("- %s, %d: %s\n", x.Path, x.Count, topCPU(x.CPU, 8))
+	}
 	w("\n")
 	for _, n := range s.Notes {
 		w("- %s\n", n)
 	}
 	w("\n")
+}
+
+// topCPU lists the n largest entries and the total.
+func topCPU(m map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var all []kv
+	var total float64
+	for k, v := range m {
+		all = append(all, kv{k, v})
+		total += v
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
+	var parts []string
+	for i, e := range all {
+		if i == n {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f", e.k, e.v))
+	}
+	return fmt.Sprintf("total **%.1f** s: %s", total, strings.Join(parts, ", "))
 }
 
 func startChart(r *Results) (*plot.Plot, error) {

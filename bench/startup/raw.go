@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/bench/proc"
 	"kubevirt.dev/virt/launcher/domain"
 	"kubevirt.dev/virt/launcher/hypervisor"
 	"kubevirt.dev/virt/launcher/kvm"
@@ -128,6 +129,7 @@ func (h *rawHost) run(ctx context.Context, n int, timeout time.Duration, logf fu
 	}()
 	running := make([]time.Duration, n)
 	marker := make([]time.Duration, n)
+	before := proc.Snapshot()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -149,6 +151,8 @@ func (h *rawHost) run(ctx context.Context, n int, timeout time.Duration, logf fu
 	}
 	wg.Wait()
 	r := row(Raw, running, marker, time.Since(start))
+	// Before the deferred destroy: QEMU's time is lost once it exits.
+	r.CPU = proc.ByComm(before, proc.Snapshot())
 	if firstErr != nil {
 		logf("start: raw libvirt, %d guests: %v", n, firstErr)
 	}

@@ -40,6 +40,9 @@ type Row struct {
 	Failed int
 	// Batch is from the first start to the last marker.
 	Batch time.Duration
+	// CPU is the machine's CPU seconds during the batch by command name
+	// (all processes, the other users' included).
+	CPU map[string]float64 `json:",omitempty"`
 	// Steps are the p50 times from POST to each milestone (platform only).
 	Steps map[string]time.Duration `json:",omitempty"`
 }
