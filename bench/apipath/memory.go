@@ -17,6 +17,9 @@ type MemoryRow struct {
 	When string
 	// RSS from /proc; Heap is go_memstats_heap_inuse_bytes of /metrics.
 	KubeRSS, KubeHeap, VirtRSS, VirtHeap, WebhookRSS int64
+	// EtcdRSS is the kube-apiserver's etcd, a process of its own (virt-
+	// apiserver's etcd is inside virt-apiserver's RSS).
+	EtcdRSS int64
 }
 
 type memorySource struct {
@@ -34,6 +37,9 @@ func (m memorySource) snapshot(ctx context.Context, res *Result, when string) er
 	}
 	if row.KubeRSS, err = proc.RSS(kubePID); err != nil {
 		return fmt.Errorf("kube-apiserver's RSS: %w", err)
+	}
+	if etcdPID, err := proc.PIDFile(filepath.Join(m.env.State, "run", "etcd.pid")); err == nil {
+		row.EtcdRSS, _ = proc.RSS(etcdPID)
 	}
 	virtPID, err := virtAPIServerPID(ctx, m.env)
 	if err != nil {
@@ -56,8 +62,8 @@ func (m memorySource) snapshot(ctx context.Context, res *Result, when string) er
 	}
 	row.VirtHeap = int64(metric.Sum(vs, "go_memstats_heap_inuse_bytes", nil))
 	res.Memory = append(res.Memory, row)
-	m.env.Logf("api: memory %s: kube-apiserver RSS %d MiB heap %d MiB, virt-apiserver RSS %d MiB heap %d MiB, webhook RSS %d MiB",
-		when, row.KubeRSS/proc.MiB, row.KubeHeap/proc.MiB, row.VirtRSS/proc.MiB, row.VirtHeap/proc.MiB, row.WebhookRSS/proc.MiB)
+	m.env.Logf("api: memory %s: kube-apiserver RSS %d MiB heap %d MiB, its etcd RSS %d MiB, virt-apiserver RSS %d MiB heap %d MiB, webhook RSS %d MiB",
+		when, row.KubeRSS/proc.MiB, row.KubeHeap/proc.MiB, row.EtcdRSS/proc.MiB, row.VirtRSS/proc.MiB, row.VirtHeap/proc.MiB, row.WebhookRSS/proc.MiB)
 	return nil
 }
 
