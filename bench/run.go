@@ -47,6 +47,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := json.Unmarshal(b, &res); err != nil {
 			return fmt.Errorf("read %s: %w", o.FromJSON, err)
 		}
+		regroupProfiles(ctx, &res)
 		return report.Write(o.Output, &res)
 	}
 	if os.Geteuid() != 0 {
@@ -218,6 +219,22 @@ func buildGuest(ctx context.Context, root string) (startup.Guest, error) {
 	}
 	dir := strings.TrimSpace(string(out))
 	return startup.Guest{Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.gz")}, nil
+}
+
+// regroupProfiles recomputes the CPU groups from the saved profiles, so a
+// re-render follows changes of apipath.Buckets.
+func regroupProfiles(ctx context.Context, res *report.Results) {
+	if res.API == nil {
+		return
+	}
+	for i, p := range res.API.Profiles {
+		if _, err := os.Stat(p.File); err != nil {
+			continue
+		}
+		if _, shares, err := apipath.Shares(ctx, p.File); err == nil {
+			res.API.Profiles[i].Shares = shares
+		}
+	}
 }
 
 func saveJSON(path string, v any) error {

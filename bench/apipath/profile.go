@@ -31,8 +31,11 @@ type Profile struct {
 
 // Buckets of the servers' CPU, by function-name regexp.
 var Buckets = []struct{ Name, Regexp string }{
-	{"HTTP/2 + TLS", `golang.org/x/net/http2|net/http\.|crypto/tls`},
-	{"authentication + authorization", `pkg/endpoints/filters\.WithAuthentication|pkg/endpoints/filters\.WithAuthorization`},
+	// Frames only the connection's own goroutine has (framing, encryption,
+	// socket I/O): every handler runs below http2's runHandler, so the
+	// package name alone would match everything.
+	{"HTTP/2 framing + TLS + socket I/O", `crypto/|http2\.\(\*Framer\)|hpack|internal/poll`},
+	{"authentication + authorization", `apiserver/pkg/authentication/|apiserver/pkg/authorization/|plugin/pkg/auth/|pkg/kubeapiserver/authorizer`},
 	{"admission", `pkg/admission`},
 	{"managed fields (server-side apply bookkeeping)", `fieldmanager|structured-merge-diff`},
 	{"decode + encode", `serializer|gogo/protobuf|protobuf/proto|encoding/json|json-iterator|sigs.k8s.io/json`},
@@ -82,32 +85,44 @@ func profileCreates(ctx context.Context, tg Target, clients int, d time.Duration
 	if err := os.WriteFile(p.File, data, 0o644); err != nil {
 		return p, err
 	}
-	total, err := pprofTotal(ctx, p.File, "")
+	total, shares, err := Shares(ctx, p.File)
 	if err != nil {
 		return p, err
 	}
-	p.CPUSeconds = total / float64(secs)
-	for _, b := range Buckets {
-		v, err := pprofTotal(ctx, p.File, b.Regexp)
-		if err != nil {
-			return p, err
-		}
-		if total > 0 {
-			p.Shares[b.Name] = v / total
-		}
-	}
+	p.CPUSeconds, p.Shares = total/float64(secs), shares
 	return p, nil
 }
 
+// Shares breaks a saved CPU profile into Buckets; total is its CPU seconds.
+func Shares(ctx context.Context, file string) (total float64, shares map[string]float64, err error) {
+	total, err = pprofTotal(ctx, file, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	shares = map[string]float64{}
+	for _, b := range Buckets {
+		v, err := pprofTotal(ctx, file, b.Regexp)
+		if err != nil {
+			return 0, nil, err
+		}
+		if total > 0 {
+			shares[b.Name] = v / total
+		}
+	}
+	return total, shares, nil
+}
+
 var (
-	showing = regexp.MustCompile(`Showing nodes accounting for ([0-9.]+)(ms|s|min), ([0-9.]+)% of ([0-9.]+)(ms|s|min) total`)
-	total   = regexp.MustCompile(`Total: ([0-9.]+)(ms|s|min)`)
+	showing = regexp.MustCompile(`Showing nodes accounting for ([0-9.]+)(ms|s|min),`)
+	total   = regexp.MustCompile(`Total samples = ([0-9.]+)(ms|s|min)`)
 )
 
-// pprofTotal is the CPU seconds of the samples matching focus (all when
-// empty), read from `go tool pprof -top`.
+// pprofTotal is the CPU seconds of the samples with a frame matching
+// focus (all samples when empty), from `go tool pprof -top`: with every
+// node shown, "Showing nodes accounting for" is the sum of the kept
+// samples.
 func pprofTotal(ctx context.Context, file, focus string) (float64, error) {
-	args := []string{"tool", "pprof", "-top", "-nodecount=1"}
+	args := []string{"tool", "pprof", "-top", "-nodecount=1000000"}
 	if focus != "" {
 		args = append(args, "-focus="+focus)
 	}
@@ -115,33 +130,18 @@ func pprofTotal(ctx context.Context, file, focus string) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("go tool pprof %s: %w: %s", file, err, out)
 	}
+	re := showing
 	if focus == "" {
-		if m := total.FindSubmatch(out); m != nil {
-			return seconds(string(m[1]), string(m[2])), nil
-		}
-		if m := showing.FindSubmatch(out); m != nil {
-			return seconds(string(m[4]), string(m[5])), nil
+		re = total
+	}
+	m := re.FindSubmatch(out)
+	if m == nil {
+		if focus != "" {
+			return 0, nil // no sample matched
 		}
 		return 0, fmt.Errorf("go tool pprof %s: no total in %q", file, out)
 	}
-	// With a focus, the header's "Showing nodes accounting for" is the
-	// focused samples only when -nodecount is large; read the top node's
-	// cum instead: the root of every focused stack is in it.
-	out, err = exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=1", "-focus="+focus, file).CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("go tool pprof %s: %w: %s", file, err, out)
-	}
-	return topCum(string(out))
-}
-
-// topCum reads the cum column of the first row of `pprof -top -cum`.
-func topCum(out string) (float64, error) {
-	row := regexp.MustCompile(`(?m)^\s*[0-9.]+(?:ms|s|min)?\s+[0-9.]+%\s+[0-9.]+%\s+([0-9.]+)(ms|s|min)\s+[0-9.]+%`)
-	m := row.FindStringSubmatch(out)
-	if m == nil {
-		return 0, nil // nothing matched the focus
-	}
-	return seconds(m[1], m[2]), nil
+	return seconds(string(m[1]), string(m[2])), nil
 }
 
 func seconds(v, unit string) float64 {

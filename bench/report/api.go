@@ -216,7 +216,7 @@ func writeAPI(w func(string, ...any), r *Results) {
 		w("\n")
 	}
 	if len(a.Profiles) > 0 {
-		w("\n### Where the servers' CPU goes under create load\n\nCPU profiles (`/debug/pprof/profile`) taken after the measured runs, each while %d clients created objects through one path; share of the CPU samples that have a frame in each group (groups overlap: a sample in managed-fields code called from the handler counts once there, and HTTP/2 frames appear under most samples). CPU/s is the server's CPU per wall second (2 cores = 2.0). Profiles are saved in `%s`.\n\n| group | ", a.Profiles[0].Clients, filepath.Dir(a.Profiles[0].File))
+		w("\n### Where the servers' CPU goes under create load\n\nCPU profiles (`/debug/pprof/profile`) taken after the measured runs, each while %d clients created objects through one path; share of the CPU samples that have a frame in each group (groups are by function names anywhere in the sample's stack and may overlap; the rest is request routing, the handler chain, the registry's own work and the runtime). CPU/s is the server's CPU per wall second (2 cores = 2.0). Profiles are saved in `%s`.\n\n| group | ", a.Profiles[0].Clients, filepath.Dir(a.Profiles[0].File))
 		for _, p := range a.Profiles {
 			w("%s | ", p.Server)
 		}
