@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -86,6 +88,21 @@ func (o *Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// String is the options that shape the measurements, for the report.
+func (o *Options) String() string {
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s",
+		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
+		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle)
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func (o *Options) has(part string) bool {

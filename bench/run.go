@@ -64,7 +64,7 @@ func Run(ctx context.Context, o Options) error {
 		o.LauncherBin = filepath.Join(filepath.Dir(self), "virt-launcher")
 	}
 	start := time.Now()
-	res := &report.Results{Started: start, Parts: o.Parts}
+	res := &report.Results{Started: start, Parts: o.Parts, Flags: o.String()}
 	if res.Machine, err = machine.Describe(ctx); err != nil {
 		logf("machine: %v", err)
 	}

@@ -18,6 +18,9 @@ func Write(path string, r *Results) error {
 	w("# Performance\n\n")
 	w("Measured by `make bench` (`bench/`, see [bench/README.md](../bench/README.md)) on %s; the run took %s.\n",
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Elapsed.Round(time.Second))
+	if r.Flags != "" {
+		w("Options of the run: `%s`.\n", r.Flags)
+	}
 	w("Every number below comes from that one run on one machine, side by side; ratios compare numbers of the same run.\n")
 	w("Regenerate with `make bench`; re-render from the saved results with `go run ./bench/cmd/virt-bench --from-json docs/performance.json`.\n\n")
 	w("![charts](%s)\n\n", filepath.Base(png))

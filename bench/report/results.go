@@ -13,9 +13,11 @@ import (
 // Results is everything one run measured; it is also saved as JSON so the
 // report can be rendered again (virt-bench --from-json).
 type Results struct {
-	Started  time.Time
-	Elapsed  time.Duration
-	Parts    []string
+	Started time.Time
+	Elapsed time.Duration
+	Parts   []string
+	// Flags are the options the run was made with.
+	Flags    string `json:",omitempty"`
 	Machine  machine.Machine
 	API      *apipath.Result    `json:",omitempty"`
 	Start    *startup.Result    `json:",omitempty"`
