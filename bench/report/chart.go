@@ -63,11 +63,13 @@ func grouped(title, ylabel string, categories []string, series []string, value f
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
 	p.Legend.Top = true
-	w := vg.Points(70 / float64(len(series)+1))
+	w := vg.Points(110 / float64(len(series)+1))
+	top := 0.0
 	for s, name := range series {
 		vals := make(plotter.Values, len(categories))
 		for c := range categories {
 			vals[c] = value(s, c)
+			top = max(top, vals[c])
 		}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
@@ -80,6 +82,8 @@ func grouped(title, ylabel string, categories []string, series []string, value f
 		p.Legend.Add(name, bars)
 	}
 	p.NominalX(categories...)
+	// Headroom above the tallest bar for the legend, which sits top right.
+	p.Y.Min, p.Y.Max = 0, top*(1.2+0.09*float64(len(series)))
 	return p, nil
 }
 
