@@ -3,6 +3,7 @@ package overhead
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -20,8 +21,12 @@ func readSmaps(pid int) ([]mapping, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseSmaps(f)
+}
+
+func parseSmaps(r io.Reader) ([]mapping, error) {
 	var out []mapping
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		fields := strings.Fields(line)
@@ -68,6 +73,14 @@ func splitQEMU(pid int, guestBytes int64) (QEMUSplit, error) {
 	if err != nil {
 		return QEMUSplit{}, err
 	}
+	s, err := split(maps, guestBytes)
+	if err != nil {
+		return s, fmt.Errorf("QEMU pid %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+func split(maps []mapping, guestBytes int64) (QEMUSplit, error) {
 	var s QEMUSplit
 	guestKiB := guestBytes >> 10
 	guestFound := false
@@ -83,7 +96,7 @@ func splitQEMU(pid int, guestBytes int64) (QEMUSplit, error) {
 		}
 	}
 	if !guestFound {
-		return s, fmt.Errorf("no mapping of the guest's %d KiB in QEMU's smaps (pid %d)", guestKiB, pid)
+		return s, fmt.Errorf("no mapping of the guest's %d KiB in QEMU's smaps", guestKiB)
 	}
 	s.Total <<= 10
 	s.GuestRAM <<= 10

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ func Write(path string, r *Results) error {
 	writeMachine(w, r)
 	verdicts := targetVerdicts(r)
 	writeTargets(w, verdicts)
+	w("%s\n", findings)
 	if len(r.Failures) > 0 {
 		w("## Parts that did not complete\n\n| part | error |\n|---|---|\n")
 		for _, f := range r.Failures {
@@ -46,6 +48,12 @@ func Write(path string, r *Results) error {
 	}
 	return nil
 }
+
+// findings is the hand-written analysis of the committed run: why each
+// target that fell short did, from that run's evidence.
+//
+//go:embed findings.md
+var findings string
 
 // sections render the parts after the API path, in the order.
 var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher}
