@@ -117,8 +117,11 @@ func TestNewMinimal(t *testing.T) {
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("args %v, want %v", c.Args, wantArgs)
 	}
-	if p := c.ReadinessProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"cat", "/var/run/virt/launcher.ready"}) || p.PeriodSeconds != 1 {
-		t.Errorf("readiness probe %+v", p)
+	if p := c.StartupProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"cat", "/var/run/virt/launcher.ready"}) || p.PeriodSeconds != 1 {
+		t.Errorf("startup probe %+v", p)
+	}
+	if c.ReadinessProbe != nil || c.LivenessProbe != nil {
+		t.Errorf("a probe that runs for the pod's whole life costs CPU on every node: readiness %+v liveness %+v", c.ReadinessProbe, c.LivenessProbe)
 	}
 	if csc := c.SecurityContext; ptr.Deref(csc.Privileged, true) || ptr.Deref(csc.AllowPrivilegeEscalation, true) ||
 		csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
