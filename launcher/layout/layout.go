@@ -62,7 +62,7 @@ const (
 	// LauncherSocketName is the gRPC socket of launcher/api/v1, mode 0600.
 	LauncherSocketName = "launcher.sock"
 	// ReadyFileName exists once the launcher serves its socket; the launcher
-	// container's readiness probe checks for it.
+	// container's startup probe checks for it.
 	ReadyFileName = "launcher.ready"
 	// LibvirtDirName is the root of the embedded libvirt (qemu:///embed).
 	LibvirtDirName = "libvirt"
