@@ -34,6 +34,8 @@ type Cluster struct {
 	State string
 	// Bridge is the pod network's bridge device.
 	Bridge string
+	// KubeletRoot is the kubelet's --root-dir: pods' volumes live below it.
+	KubeletRoot string
 
 	containerdSock string
 	kubeBin        string
@@ -61,15 +63,16 @@ func Setup(ctx context.Context) (*Cluster, error) {
 	c := &Cluster{Root: root}
 	// The scripts are the one source of the cluster's paths and names.
 	settings, err := c.script(ctx, "bash", "-c", `source hack/cluster/lib.sh && printf '%s\n' `+
-		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}"`)
+		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}" "${KUBELET_ROOT}"`)
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster's settings: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(settings), "\n")
-	if len(lines) != 6 {
+	if len(lines) != 7 {
 		return nil, fmt.Errorf("read the cluster's settings: unexpected output %q", settings)
 	}
-	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin = lines[0], lines[1], lines[2], lines[3], lines[4], lines[5]
+	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin, c.KubeletRoot =
+		lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[6]
 
 	if _, err := c.script(ctx, "hack/cluster/status.sh"); err != nil {
 		c.owned = true
