@@ -52,11 +52,13 @@ test-unit: deps
 test-fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeDefaultValidate -fuzztime=$(FUZZTIME) ./apis/virtualization/validation/
 
+# -count=1: these tests depend on servers, guests and a cluster that Go's test
+# cache knows nothing about; a cached pass would prove nothing.
 test-integration: deps
-	$(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/integration/...
 
 test-e2e: deps
-	$(GO) test -timeout $(TEST_TIMEOUT) ./test/e2e/...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/...
 
 ## up: a local single-node Kubernetes with the platform deployed into it and
 ## an example VM booted (idempotent; prints the KUBECONFIG to use and what to
