@@ -189,7 +189,10 @@ type Interface struct {
 	Model string
 	// InterfaceBindingMethod connects the NIC to the pod's network.
 	InterfaceBindingMethod
-	// Ports the masquerade binding forwards; empty forwards every port.
+	// Ports the masquerade binding is to forward from the pod's address to
+	// the guest (in KubeVirt, empty forwards every port). Not yet forwarded
+	// by this platform: the guest reaches out through the pod, nothing
+	// reaches in.
 	Ports []Port
 	// MacAddress of the NIC, such as de:ad:00:00:be:af.
 	MacAddress string
@@ -201,7 +204,8 @@ type Interface struct {
 // may be set.
 type InterfaceBindingMethod struct {
 	// Bridge connects the NIC to the pod interface on a layer-2 bridge; the
-	// guest takes over the pod's IP address.
+	// guest takes over the pod's IP address. Kept for KubeVirt manifests;
+	// this platform refuses it on the pod network: use masquerade.
 	Bridge *InterfaceBridge
 	// Masquerade puts the guest behind NAT on the pod's IP address.
 	Masquerade *InterfaceMasquerade

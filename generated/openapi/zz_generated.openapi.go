@@ -17990,7 +17990,7 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 					},
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address.",
+							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address. Kept for KubeVirt manifests; this platform refuses it on the pod network: use masquerade.",
 							Ref:         ref(virtualizationv1.InterfaceBridge{}.OpenAPIModelName()),
 						},
 					},
@@ -18007,7 +18007,7 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Ports the masquerade binding forwards; empty forwards every port.",
+							Description: "Ports the masquerade binding is to forward from the pod's address to the guest (in KubeVirt, empty forwards every port). Not yet forwarded by this platform: the guest reaches out through the pod, nothing reaches in.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18050,7 +18050,7 @@ func schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref common.Refere
 				Properties: map[string]spec.Schema{
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address.",
+							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address. Kept for KubeVirt manifests; this platform refuses it on the pod network: use masquerade.",
 							Ref:         ref(virtualizationv1.InterfaceBridge{}.OpenAPIModelName()),
 						},
 					},

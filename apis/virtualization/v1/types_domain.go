@@ -236,7 +236,10 @@ type Interface struct {
 	Model string `json:"model,omitempty" protobuf:"bytes,2,opt,name=model"`
 	// InterfaceBindingMethod connects the NIC to the pod's network.
 	InterfaceBindingMethod `json:",inline" protobuf:"bytes,3,opt,name=interfaceBindingMethod"`
-	// Ports the masquerade binding forwards; empty forwards every port.
+	// Ports the masquerade binding is to forward from the pod's address to
+	// the guest (in KubeVirt, empty forwards every port). Not yet forwarded
+	// by this platform: the guest reaches out through the pod, nothing
+	// reaches in.
 	// +optional
 	// +listType=atomic
 	Ports []Port `json:"ports,omitempty" protobuf:"bytes,4,rep,name=ports"`
@@ -252,7 +255,8 @@ type Interface struct {
 // may be set.
 type InterfaceBindingMethod struct {
 	// Bridge connects the NIC to the pod interface on a layer-2 bridge; the
-	// guest takes over the pod's IP address.
+	// guest takes over the pod's IP address. Kept for KubeVirt manifests;
+	// this platform refuses it on the pod network: use masquerade.
 	// +optional
 	Bridge *InterfaceBridge `json:"bridge,omitempty" protobuf:"bytes,1,opt,name=bridge"`
 	// Masquerade puts the guest behind NAT on the pod's IP address.

@@ -207,7 +207,14 @@ func validateInterfaces(ifaces []virtualization.Interface, networks sets.Set[str
 		case iface.Bridge != nil && iface.Masquerade != nil:
 			allErrs = append(allErrs, field.Forbidden(p, "an interface has one binding: bridge or masquerade, not both"))
 		case iface.Bridge == nil && iface.Masquerade == nil:
-			allErrs = append(allErrs, field.Required(p.Child("masquerade"), "a binding is required: masquerade or bridge"))
+			allErrs = append(allErrs, field.Required(p.Child("masquerade"), "a binding is required: masquerade: {}"))
+		case iface.Bridge != nil:
+			// Refused here rather than by the launcher at start: a VMI the
+			// platform cannot run is better never stored (a VM would only
+			// crash-loop). The pod network is the only network, so this is
+			// KubeVirt's "bridge on the pod network", which it too can refuse
+			// at admission.
+			allErrs = append(allErrs, field.Forbidden(p.Child("bridge"), "the bridge binding on the pod network is not supported by this platform: use masquerade: {}"))
 		}
 		if !contains(nicModels, iface.Model) {
 			allErrs = append(allErrs, field.NotSupported(p.Child("model"), iface.Model, nicModels))

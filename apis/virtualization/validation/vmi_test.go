@@ -111,6 +111,10 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		{name: "interface with two bindings", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
 		}, wantPaths: []string{"spec.domain.devices.interfaces[0]"}},
+		{name: "bridge binding", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Masquerade = nil
+			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].bridge"}},
 		{name: "bad MAC", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].MacAddress = "01:00:5e:00:00:01"
 		}, wantPaths: []string{"spec.domain.devices.interfaces[0].macAddress"}},
@@ -221,5 +225,10 @@ func TestVirtualMachineInstanceWarnings(t *testing.T) {
 	vmi.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("32Mi"))
 	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 2 {
 		t.Errorf("want 2 warnings (grace 0, little memory), got %v", w)
+	}
+	vmi = validVMI()
+	vmi.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Port: 22}}
+	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 1 || !strings.Contains(w[0], "interfaces[0].ports: not forwarded") {
+		t.Errorf("want the ports warning, got %v", w)
 	}
 }

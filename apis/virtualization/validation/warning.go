@@ -25,8 +25,8 @@ func VirtualMachineInstanceWarnings(spec *virtualization.VirtualMachineInstanceS
 		warn("spec.domain.cpu.model: host-passthrough ties the guest to the CPU of its node")
 	}
 	for i, iface := range spec.Domain.Devices.Interfaces {
-		if iface.Bridge != nil {
-			warn("spec.domain.devices.interfaces[%d].bridge: the bridge binding moves the pod's IP address into the guest; the pod itself loses it", i)
+		if len(iface.Ports) > 0 {
+			warn("spec.domain.devices.interfaces[%d].ports: not forwarded into the guest yet; the guest reaches out through the pod, nothing reaches in", i)
 		}
 	}
 	if spec.Domain.Resources.OvercommitGuestOverhead {

@@ -29,7 +29,8 @@ import (
 // may be set.
 type InterfaceBindingMethodApplyConfiguration struct {
 	// Bridge connects the NIC to the pod interface on a layer-2 bridge; the
-	// guest takes over the pod's IP address.
+	// guest takes over the pod's IP address. Kept for KubeVirt manifests;
+	// this platform refuses it on the pod network: use masquerade.
 	Bridge *virtualizationv1.InterfaceBridge `json:"bridge,omitempty"`
 	// Masquerade puts the guest behind NAT on the pod's IP address.
 	Masquerade *virtualizationv1.InterfaceMasquerade `json:"masquerade,omitempty"`
