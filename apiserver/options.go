@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	netutils "k8s.io/utils/net"
 
+	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
@@ -51,8 +52,8 @@ type Options struct {
 // /var/lib/virt-apiserver, delegated authentication and authorization.
 func NewOptions() *Options {
 	o := &Options{
-		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
-			storageCodec()),
+		// The storage codec follows --storage-media-type: Config builds it.
+		Recommended:         genericoptions.NewRecommendedOptions(etcdPrefix, nil),
 		DataDir:             "/var/lib/virt-apiserver",
 		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
 		NodeRestrictedUsers: noderestriction.DefaultRestrictedUsers,
@@ -62,21 +63,28 @@ func NewOptions() *Options {
 		return noderestriction.New(o.NodeRestrictedUsers), nil
 	})
 	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, noderestriction.PluginName)
-	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(virtv1.SchemeGroupVersion,
-		schema.GroupKind{Group: virtv1.GroupName})
+	// Objects are stored as v1 protobuf unless --storage-media-type says
+	// otherwise: a fraction of JSON's size and much cheaper to decode.
 	o.Recommended.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	return o
 }
 
-// storageCodec writes objects to etcd as v1 protobuf, a fraction of the size
-// of JSON and much cheaper to decode; it reads JSON as well, so data written
-// by an earlier version stays readable.
-func storageCodec() runtime.Codec {
-	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
-	if !ok {
-		panic("the scheme's codecs have no protobuf serializer")
+// storageCodec encodes objects for etcd as v1 in the --storage-media-type
+// and decodes every encoding, so data written in another one (by an earlier
+// version, or before the flag changed) stays readable.
+func (o *Options) storageCodec() error {
+	codec, versioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  o.Recommended.Etcd.DefaultStorageMediaType,
+		StorageSerializer: Codecs,
+		StorageVersion:    virtv1.SchemeGroupVersion,
+		MemoryVersion:     virtualization.SchemeGroupVersion,
+	})
+	if err != nil {
+		return fmt.Errorf("--storage-media-type: %w", err)
 	}
-	return Codecs.CodecForVersions(info.Serializer, Codecs.UniversalDecoder(), virtv1.SchemeGroupVersion, runtime.InternalGroupVersioner)
+	o.Recommended.Etcd.StorageConfig.Codec = codec
+	o.Recommended.Etcd.StorageConfig.EncodeVersioner = versioner
+	return nil
 }
 
 // AddFlags adds the flags of the options to fs.
@@ -139,18 +147,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 		}
 	}
-	errs = append(errs, o.Recommended.Etcd.Validate()...)
-	errs = append(errs, o.Recommended.SecureServing.Validate()...)
-	if o.Recommended.Authentication != nil {
-		errs = append(errs, o.Recommended.Authentication.Validate()...)
-	}
-	if o.Recommended.Authorization != nil {
-		errs = append(errs, o.Recommended.Authorization.Validate()...)
-	}
-	errs = append(errs, o.Recommended.Audit.Validate()...)
-	if o.Recommended.Admission != nil {
-		errs = append(errs, o.Recommended.Admission.Validate()...)
-	}
+	errs = append(errs, o.Recommended.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
 

@@ -54,6 +54,9 @@ func (o *Options) Config() (*Config, error) {
 	// hold the HTTP server's shutdown for its full timeout, longer than a
 	// pod's grace period: end them once the server stops accepting requests.
 	c.ShutdownWatchTerminationGracePeriod = watchTerminationGracePeriod
+	if err := o.storageCodec(); err != nil {
+		return nil, err
+	}
 	if err := o.Recommended.ApplyTo(c); err != nil {
 		return nil, err
 	}

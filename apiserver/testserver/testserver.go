@@ -65,8 +65,8 @@ func Start(t testing.TB, dataDir string, opts ...Option) *Server {
 	o.Recommended.SecureServing.Listener = listener
 	o.Recommended.SecureServing.BindPort = port
 	o.Recommended.SecureServing.ServerCert.CertDirectory = t.TempDir()
-	o.EmbeddedEtcd.ClientPort = freePort(t)
-	o.EmbeddedEtcd.PeerPort = freePort(t)
+	o.EmbeddedEtcd.ClientPort = FreePort(t)
+	o.EmbeddedEtcd.PeerPort = FreePort(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
@@ -134,7 +134,8 @@ func (s *Server) waitReady(timeout time.Duration) error {
 	return errors.Join(fmt.Errorf("not ready after %v", timeout), last)
 }
 
-func freePort(t testing.TB) int {
+// FreePort returns a loopback TCP port nothing listens on right now.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kubevirt.dev/virt/apiserver"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/testserver"
 )
@@ -19,7 +19,7 @@ import (
 // that etcd, under the group's prefix, encoded as protobuf.
 func TestExternalEtcd(t *testing.T) {
 	ctx := t.Context()
-	external, err := etcd.Start(ctx, etcd.Options{DataDir: filepath.Join(t.TempDir(), "etcd"), ClientPort: freePort(t), PeerPort: freePort(t)})
+	external, err := etcd.Start(ctx, etcd.Options{DataDir: filepath.Join(t.TempDir(), "etcd"), ClientPort: testserver.FreePort(t), PeerPort: testserver.FreePort(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +54,47 @@ func TestExternalEtcd(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// TestStorageMediaType: --storage-media-type decides how new objects are
+// stored, and objects stored in the other encoding stay readable.
+func TestStorageMediaType(t *testing.T) {
+	ctx := t.Context()
+	external, err := etcd.Start(ctx, etcd.Options{DataDir: filepath.Join(t.TempDir(), "etcd"),
+		ClientPort: testserver.FreePort(t), PeerPort: testserver.FreePort(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Cleanup(external.Close)
+	etcdClient, err := clientv3.New(clientv3.Config{Endpoints: []string{external.ClientURL()}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcdClient.Close()
+	stored := func(name string) []byte {
+		t.Helper()
+		resp, err := etcdClient.Get(ctx, "/registry/virtualization.kubevirt.io/virtualmachineinstances/default/"+name)
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("VMI %s is not in etcd: %v", name, err)
+		}
+		return resp.Kvs[0].Value
+	}
+
+	server := testserver.Start(t, t.TempDir(), testserver.WithExternalEtcd(external.ClientURL()))
+	if _, err := newClient(t, server.ClientConfig).VirtualizationV1().VirtualMachineInstances(ns).Create(ctx, tinyVMI("proto"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	server.Stop(t)
+
+	server = testserver.Start(t, t.TempDir(), testserver.WithExternalEtcd(external.ClientURL()), func(o *apiserver.Options) {
+		o.Recommended.Etcd.DefaultStorageMediaType = "application/json"
+	})
+	vmis := newClient(t, server.ClientConfig).VirtualizationV1().VirtualMachineInstances(ns)
+	if _, err := vmis.Create(ctx, tinyVMI("json"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := stored("json"); !bytes.HasPrefix(v, []byte("{")) {
+		t.Errorf("with --storage-media-type=application/json the stored value starts %q, want a JSON object", v[:min(len(v), 8)])
+	}
+	if _, err := vmis.Get(ctx, "proto", metav1.GetOptions{}); err != nil {
+		t.Errorf("the VMI stored as protobuf is unreadable after switching to JSON: %v", err)
+	}
 }
