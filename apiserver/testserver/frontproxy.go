@@ -8,13 +8,13 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 )
@@ -80,28 +80,7 @@ func (p *FrontProxy) As(server *Server, name string, groups []string, extra map[
 	c := rest.CopyConfig(server.ClientConfig)
 	c.CertData, c.KeyData = p.certPEM, p.keyPEM
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return headerRoundTripper{rt: rt, set: func(h http.Header) {
-			h.Set("X-Remote-User", name)
-			for _, g := range groups {
-				h.Add("X-Remote-Group", g)
-			}
-			for k, values := range extra {
-				for _, v := range values {
-					h.Add("X-Remote-Extra-"+url.PathEscape(k), v)
-				}
-			}
-		}}
+		return transport.NewAuthProxyRoundTripper(name, "", groups, extra, rt)
 	})
 	return c
-}
-
-type headerRoundTripper struct {
-	rt  http.RoundTripper
-	set func(http.Header)
-}
-
-func (h headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	h.set(req.Header)
-	return h.rt.RoundTrip(req)
 }

@@ -6,6 +6,7 @@ package fuzzer
 
 import (
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/randfill"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -30,20 +31,14 @@ func Funcs(_ runtimeserializer.CodecFactory) []interface{} {
 // v1 and back, so the fuzzer can never drift from what defaulting does.
 func defaultVMI(in *virtualization.VirtualMachineInstance) {
 	out := &virtv1.VirtualMachineInstance{}
-	must(virtv1.Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(in, out, nil))
+	utilruntime.Must(virtv1.Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(in, out, nil))
 	virtv1.SetObjectDefaults_VirtualMachineInstance(out)
-	must(virtv1.Convert_v1_VirtualMachineInstance_To_virtualization_VirtualMachineInstance(out, in, nil))
+	utilruntime.Must(virtv1.Convert_v1_VirtualMachineInstance_To_virtualization_VirtualMachineInstance(out, in, nil))
 }
 
 func defaultVM(in *virtualization.VirtualMachine) {
 	out := &virtv1.VirtualMachine{}
-	must(virtv1.Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, nil))
+	utilruntime.Must(virtv1.Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, nil))
 	virtv1.SetObjectDefaults_VirtualMachine(out)
-	must(virtv1.Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(out, in, nil))
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+	utilruntime.Must(virtv1.Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(out, in, nil))
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -181,10 +182,8 @@ func validateDisks(disks []virtualization.Disk, volumes sets.Set[string], fldPat
 }
 
 func validateBus(bus virtualization.DiskBus, supported []virtualization.DiskBus, fldPath *field.Path) field.ErrorList {
-	for _, b := range supported {
-		if bus == b {
-			return nil
-		}
+	if slices.Contains(supported, bus) {
+		return nil
 	}
 	return field.ErrorList{field.NotSupported(fldPath, bus, supported)}
 }
@@ -216,7 +215,7 @@ func validateInterfaces(ifaces []virtualization.Interface, networks sets.Set[str
 			// at admission.
 			allErrs = append(allErrs, field.Forbidden(p.Child("bridge"), "the bridge binding on the pod network is not supported by this platform: use masquerade: {}"))
 		}
-		if !contains(nicModels, iface.Model) {
+		if !slices.Contains(nicModels, iface.Model) {
 			allErrs = append(allErrs, field.NotSupported(p.Child("model"), iface.Model, nicModels))
 		}
 		if iface.MacAddress != "" {
@@ -331,13 +330,4 @@ func validateImagePath(p string, fldPath *field.Path) field.ErrorList {
 		}
 	}
 	return nil
-}
-
-func contains[T comparable](list []T, v T) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"slices"
 
 	"kubevirt.dev/virt/apis/virtualization"
 )
@@ -50,7 +51,7 @@ func validateVirtualMachineSpec(spec *virtualization.VirtualMachineSpec, fldPath
 	switch {
 	case spec.Running != nil && spec.RunStrategy != nil:
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("running"), "set either running or runStrategy, not both (running is deprecated)"))
-	case spec.RunStrategy != nil && !contains(runStrategies, *spec.RunStrategy):
+	case spec.RunStrategy != nil && !slices.Contains(runStrategies, *spec.RunStrategy):
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("runStrategy"), *spec.RunStrategy, runStrategies))
 	}
 	if spec.Template == nil {

@@ -3,7 +3,6 @@ package noderestriction
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
@@ -37,13 +36,6 @@ func New(restrictedUsers []string) *Plugin {
 		Handler:    admission.NewHandler(admission.Create, admission.Update, admission.Delete),
 		restricted: sets.New(restrictedUsers...),
 	}
-}
-
-// Register makes the plugin known to an admission chain.
-func Register(plugins *admission.Plugins, restrictedUsers []string) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
-		return New(restrictedUsers), nil
-	})
 }
 
 // Validate refuses the write when a node-restricted identity reaches beyond

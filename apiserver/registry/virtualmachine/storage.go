@@ -69,13 +69,13 @@ type StatusREST struct {
 
 var _ rest.Patcher = &StatusREST{}
 
-// New returns an empty VMI.
+// New returns an empty VM.
 func (r *StatusREST) New() runtime.Object { return &virtualization.VirtualMachine{} }
 
 // Destroy does nothing: the main store owns the storage.
 func (r *StatusREST) Destroy() {}
 
-// Get returns the VMI, so PATCH of /status can read what it patches.
+// Get returns the VM, so PATCH of /status can read what it patches.
 func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
 	return r.store.Get(ctx, name, options)
 }

@@ -3,6 +3,7 @@ package virtualmachineinstance
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +69,7 @@ func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	}
 	vmi.Generation = 1
 	for _, f := range finalizers {
-		if !hasString(vmi.Finalizers, f) {
+		if !slices.Contains(vmi.Finalizers, f) {
 			vmi.Finalizers = append(vmi.Finalizers, f)
 		}
 	}
@@ -208,13 +209,4 @@ func NodeNameIndexFunc(obj interface{}) ([]string, error) {
 		return nil, fmt.Errorf("not a VirtualMachineInstance: %T", obj)
 	}
 	return []string{vmi.Status.NodeName}, nil
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
