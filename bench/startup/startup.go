@@ -4,10 +4,11 @@ import (
 	"time"
 
 	"kubevirt.dev/virt/bench/load"
+	"kubevirt.dev/virt/test/e2e/framework"
 )
 
 // Marker is what the test guest prints on its serial console once it is up.
-const Marker = "VIRT-GUEST-READY"
+const Marker = framework.GuestReadyMarker
 
 // Paths compared.
 const (

@@ -4,9 +4,6 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"kubevirt.dev/virt/test/e2e/framework"
@@ -16,23 +13,5 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	c, err := framework.Setup(ctx)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: FAIL: no cluster to test: %v\n", err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Teardown(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: FAIL: teardown: %v\n", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	return code
+	framework.Main(m, "e2e", func(c *framework.Cluster) { cluster = c })
 }

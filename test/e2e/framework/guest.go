@@ -196,15 +196,7 @@ func (s *SerialConsole) WaitFor(ctx context.Context, text string, timeout time.D
 // QEMUProcesses returns the PIDs of the QEMU processes running the domain
 // of a VMI on this node (libvirt names the guest on QEMU's command line).
 func QEMUProcesses(vmi *virtv1.VirtualMachineInstance) ([]int, error) {
-	return qemuProcesses("guest=" + domain.Name(vmi.Namespace, vmi.Name, vmi.UID) + ",")
-}
-
-// AnyQEMUProcesses returns every QEMU process on this node.
-func AnyQEMUProcesses() ([]int, error) {
-	return qemuProcesses("")
-}
-
-func qemuProcesses(needle string) ([]int, error) {
+	needle := "guest=" + domain.Name(vmi.Namespace, vmi.Name, vmi.UID) + ","
 	procs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
 		return nil, err
@@ -219,7 +211,7 @@ func qemuProcesses(needle string) ([]int, error) {
 		if !strings.Contains(filepath.Base(string(args[0])), "qemu-system") {
 			continue
 		}
-		if needle != "" && !bytes.Contains(raw, []byte(needle)) {
+		if !bytes.Contains(raw, []byte(needle)) {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(p))

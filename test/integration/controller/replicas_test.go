@@ -18,6 +18,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/test/e2e/framework"
@@ -257,7 +258,7 @@ func explainFailure(t *testing.T) {
 			}
 		}
 		if d, err := cluster.Kube.AppsV1().Deployments(controllerNamespace).Get(ctx, controllerName, metav1.GetOptions{}); err == nil {
-			t.Logf("note: virt-controller: %d replicas wanted, %d available", ptrValue(d.Spec.Replicas), d.Status.AvailableReplicas)
+			t.Logf("note: virt-controller: %d replicas wanted, %d available", ptr.Deref(d.Spec.Replicas, 1), d.Status.AvailableReplicas)
 		}
 		// The Deployment's own scaling, which this test never does.
 		events, err := cluster.Kube.CoreV1().Events(controllerNamespace).List(ctx, metav1.ListOptions{
@@ -271,11 +272,4 @@ func explainFailure(t *testing.T) {
 			}
 		}
 	})
-}
-
-func ptrValue(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
 }
