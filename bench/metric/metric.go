@@ -1,13 +1,16 @@
 package metric
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
-	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Sample is one series: its name, labels and value.
@@ -43,80 +46,54 @@ func Scrape(ctx context.Context, client *http.Client, url string, header http.He
 	return s, nil
 }
 
-// Parse reads the text exposition format.
+// Parse reads the text exposition format into one sample per series, a
+// histogram or summary as the _bucket, _sum and _count (or quantile) series
+// its text form has.
 func Parse(r io.Reader) ([]Sample, error) {
-	var out []Sample
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		s, err := parseLine(line)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, sc.Err()
-}
-
-func parseLine(line string) (Sample, error) {
-	s := Sample{Labels: map[string]string{}}
-	rest := line
-	if i := strings.IndexAny(line, "{ "); i >= 0 && line[i] == '{' {
-		s.Name = line[:i]
-		j := strings.LastIndex(line, "}")
-		if j < i {
-			return s, fmt.Errorf("bad series %q", line)
-		}
-		if err := parseLabels(line[i+1:j], s.Labels); err != nil {
-			return s, fmt.Errorf("series %q: %w", line, err)
-		}
-		rest = line[j+1:]
-	} else {
-		f := strings.Fields(line)
-		s.Name, rest = f[0], strings.TrimPrefix(line, f[0])
-	}
-	f := strings.Fields(rest)
-	if len(f) == 0 {
-		return s, fmt.Errorf("series %q has no value", line)
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return s, fmt.Errorf("series %q: %w", line, err)
+		return nil, err
 	}
-	s.Value = v
-	return s, nil
-}
-
-func parseLabels(in string, into map[string]string) error {
-	for in != "" {
-		eq := strings.Index(in, "=")
-		if eq < 0 || eq+1 >= len(in) || in[eq+1] != '"' {
-			return fmt.Errorf("bad labels %q", in)
-		}
-		name := strings.TrimSpace(in[:eq])
-		var val strings.Builder
-		i := eq + 2
-		for ; i < len(in) && in[i] != '"'; i++ {
-			if in[i] == '\\' && i+1 < len(in) {
-				i++
-				switch in[i] {
-				case 'n':
-					val.WriteByte('\n')
-				default:
-					val.WriteByte(in[i])
-				}
-				continue
+	var out []Sample
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
 			}
-			val.WriteByte(in[i])
+			add := func(name string, v float64, extra ...string) {
+				l := maps.Clone(labels)
+				for i := 0; i+1 < len(extra); i += 2 {
+					l[extra[i]] = extra[i+1]
+				}
+				out = append(out, Sample{Name: name, Labels: l, Value: v})
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				add(name, m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add(name, m.GetGauge().GetValue())
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					add(name+"_bucket", float64(b.GetCumulativeCount()), "le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64))
+				}
+				add(name+"_sum", h.GetSampleSum())
+				add(name+"_count", float64(h.GetSampleCount()))
+			case dto.MetricType_SUMMARY:
+				q := m.GetSummary()
+				for _, x := range q.GetQuantile() {
+					add(name, x.GetValue(), "quantile", strconv.FormatFloat(x.GetQuantile(), 'g', -1, 64))
+				}
+				add(name+"_sum", q.GetSampleSum())
+				add(name+"_count", float64(q.GetSampleCount()))
+			default:
+				add(name, m.GetUntyped().GetValue())
+			}
 		}
-		into[name] = val.String()
-		in = strings.TrimLeft(in[min(i+1, len(in)):], ", ")
 	}
-	return nil
+	return out, nil
 }
 
 // Sum adds the values of the series called name whose labels include all
