@@ -57,7 +57,7 @@ func (s *Server) handle(ctx context.Context, e hypervisor.Event) bool {
 		final := s.snapshotLocked()
 		final.State = apiv1.DomainState_DOMAIN_STATE_SHUTOFF
 		final.Reason = e.Detail
-		final.StopReason = stopReason(e.Detail)
+		final.StopReason = apiv1.StopReasonOfDetail(e.Detail)
 		s.final = final
 		ev.Domain = proto.Clone(final).(*apiv1.Domain)
 		if err := writeFinal(s.cfg.FinalStateFile, final); err != nil {
@@ -73,20 +73,6 @@ func (s *Server) handle(ctx context.Context, e hypervisor.Event) bool {
 	}
 	s.broadcastLocked(ev)
 	return false
-}
-
-// stopReason is how a domain ended, from libvirt's STOPPED detail.
-func stopReason(detail string) apiv1.StopReason {
-	switch detail {
-	case "shutdown":
-		return apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN
-	case "destroyed":
-		return apiv1.StopReason_STOP_REASON_DESTROYED
-	case "crashed", "failed":
-		// "failed" after a successful start means QEMU died under the guest.
-		return apiv1.StopReason_STOP_REASON_CRASHED
-	}
-	return apiv1.StopReason_STOP_REASON_FAILED
 }
 
 func eventType(t string) apiv1.EventType {

@@ -140,7 +140,7 @@ func (s *Server) End(detail string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_SHUTOFF, detail
-	s.domain.StopReason = stopReason(detail)
+	s.domain.StopReason = apiv1.StopReasonOfDetail(detail)
 	data, err := protojson.Marshal(s.domain)
 	if err == nil {
 		err = os.WriteFile(layout.FinalStateFile(s.dir), data, 0o644)
@@ -168,18 +168,6 @@ func (s *Server) Exit() {
 	s.grpc.Stop()
 	// Stop closes the listener only if Serve got to it already.
 	_ = s.ln.Close()
-}
-
-func stopReason(detail string) apiv1.StopReason {
-	switch detail {
-	case "shutdown":
-		return apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN
-	case "destroyed":
-		return apiv1.StopReason_STOP_REASON_DESTROYED
-	case "crashed", "failed":
-		return apiv1.StopReason_STOP_REASON_CRASHED
-	}
-	return apiv1.StopReason_STOP_REASON_FAILED
 }
 
 func (s *Server) tickLocked() {

@@ -32,3 +32,18 @@ func TestExitCodeRoundTrip(t *testing.T) {
 		t.Errorf("a guest shutdown must exit 0")
 	}
 }
+
+func TestStopReasonOfDetail(t *testing.T) {
+	for detail, want := range map[string]StopReason{
+		"shutdown":  StopReason_STOP_REASON_GUEST_SHUTDOWN,
+		"destroyed": StopReason_STOP_REASON_DESTROYED,
+		"crashed":   StopReason_STOP_REASON_CRASHED,
+		"failed":    StopReason_STOP_REASON_CRASHED,
+		"migrated":  StopReason_STOP_REASON_FAILED,
+		"":          StopReason_STOP_REASON_FAILED,
+	} {
+		if got := StopReasonOfDetail(detail); got != want {
+			t.Errorf("StopReasonOfDetail(%q) = %v, want %v", detail, got, want)
+		}
+	}
+}

@@ -32,6 +32,22 @@ func ExitCode(reason StopReason) int {
 	}
 }
 
+// StopReasonOfDetail is how a domain ended, from the detail of libvirt's
+// STOPPED lifecycle event ("shutdown", "destroyed", "crashed", "failed", ...).
+// The detail is a plain string so that this package need not import libvirt.
+func StopReasonOfDetail(detail string) StopReason {
+	switch detail {
+	case "shutdown":
+		return StopReason_STOP_REASON_GUEST_SHUTDOWN
+	case "destroyed":
+		return StopReason_STOP_REASON_DESTROYED
+	case "crashed", "failed":
+		// "failed" after a successful start means QEMU died under the guest.
+		return StopReason_STOP_REASON_CRASHED
+	}
+	return StopReason_STOP_REASON_FAILED
+}
+
 // StopReasonOfExitCode is the inverse of ExitCode, for a node daemon that
 // finds only the container's exit code.
 func StopReasonOfExitCode(code int) StopReason {
