@@ -3,7 +3,6 @@ package hypervisor
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"libvirt.org/go/libvirt"
@@ -191,14 +190,27 @@ func version(v uint32) string {
 // ErrNotFound is returned for a domain that is not defined.
 var ErrNotFound = errors.New("domain not found")
 
+// notFound marks libvirt's "no such domain" (ERR_NO_DOMAIN) as ErrNotFound,
+// whether the lookup or the operation itself ran into it (the domain may go
+// away in between). Other errors pass unchanged.
+func notFound(err error) error {
+	var lerr libvirt.Error
+	if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN {
+		return notFoundError{err}
+	}
+	return err
+}
+
+// notFoundError reads as libvirt's error and matches both it and ErrNotFound.
+type notFoundError struct{ err error }
+
+func (e notFoundError) Error() string   { return e.err.Error() }
+func (e notFoundError) Unwrap() []error { return []error{ErrNotFound, e.err} }
+
 func (c *Conn) lookup(name string) (*libvirt.Domain, error) {
 	d, err := c.conn.LookupDomainByName(name)
 	if err != nil {
-		var lerr libvirt.Error
-		if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN {
-			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
-		}
-		return nil, fmt.Errorf("look up domain %s: %w", name, err)
+		return nil, fmt.Errorf("look up domain %s: %w", name, notFound(err))
 	}
 	return d, nil
 }
@@ -211,7 +223,7 @@ func (c *Conn) do(name, what string, op func(*libvirt.Domain) error) error {
 	}
 	defer d.Free()
 	if err := op(d); err != nil {
-		return fmt.Errorf("%s domain %s: %w", what, name, err)
+		return fmt.Errorf("%s domain %s: %w", what, name, notFound(err))
 	}
 	return nil
 }
@@ -289,5 +301,5 @@ func (c *Conn) Domain(name string) (*libvirtxml.Domain, error) {
 
 // IsNotFound reports whether err says the domain does not exist.
 func IsNotFound(err error) bool {
-	return errors.Is(err, ErrNotFound) || err != nil && strings.Contains(err.Error(), "Domain not found")
+	return errors.Is(err, ErrNotFound)
 }

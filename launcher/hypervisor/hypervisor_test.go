@@ -1,10 +1,14 @@
 package hypervisor
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"libvirt.org/go/libvirt"
 )
 
 func TestEmbedURIRoundTrip(t *testing.T) {
@@ -79,5 +83,19 @@ func TestTestDriver(t *testing.T) {
 	}
 	if _, err := c.Status("no-such-domain"); !IsNotFound(err) {
 		t.Errorf("Status of a missing domain: %v, want not found", err)
+	}
+}
+
+// An operation that finds its domain gone reports ErrNotFound as a failed
+// lookup does, keeping libvirt's text.
+func TestNotFound(t *testing.T) {
+	lerr := libvirt.Error{Code: libvirt.ERR_NO_DOMAIN, Message: "Domain not found"}
+	err := fmt.Errorf("start domain d: %w", notFound(lerr))
+	if !IsNotFound(err) || !errors.Is(err, lerr) || err.Error() != "start domain d: "+lerr.Error() {
+		t.Errorf("notFound(ERR_NO_DOMAIN) = %v", err)
+	}
+	other := libvirt.Error{Code: libvirt.ERR_OPERATION_INVALID, Message: "Domain not found in the text only"}
+	if got := notFound(other); IsNotFound(got) || got != error(other) {
+		t.Errorf("notFound(ERR_OPERATION_INVALID) = %v", got)
 	}
 }
