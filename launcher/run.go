@@ -77,8 +77,8 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		Info:        info,
 		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, Secrets: o.SecretsDir},
 		Host: domain.Host{
-			Kernel:       filepath.Join(o.KernelBootDir, layout.KernelName),
-			Initrd:       filepath.Join(o.KernelBootDir, layout.InitrdName),
+			Kernel:       layout.Kernel(o.KernelBootDir),
+			Initrd:       layout.Initrd(o.KernelBootDir),
 			SerialSocket: layout.SerialSocket(o.PrivateDir),
 			SerialLog:    layout.SerialLog(o.PrivateDir),
 			EFI:          domain.DebianOVMF,

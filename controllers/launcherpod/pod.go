@@ -36,17 +36,6 @@ const (
 	defaultDiskSource = "/disk"
 )
 
-// UserDataSecretDir is where the user-data secret (cloudInitNoCloud
-// secretRef) of volume V is mounted: a directory of the secret's keys.
-func UserDataSecretDir(volume string) string {
-	return filepath.Join(layout.SecretDirRoot, volume, "userdata")
-}
-
-// NetworkDataSecretDir is where the network-data secret of volume V is mounted.
-func NetworkDataSecretDir(volume string) string {
-	return filepath.Join(layout.SecretDirRoot, volume, "networkdata")
-}
-
 // Config is what the pod takes from virt-controller's configuration rather
 // than from the VMI.
 type Config struct {
@@ -220,7 +209,7 @@ func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Con
 			Name:                     containerDiskPrefix + vol.Name,
 			Image:                    cd.Image,
 			ImagePullPolicy:          cd.ImagePullPolicy,
-			Command:                  []string{copyTool, "copy", src, layout.ContainerDiskImage(vol.Name)},
+			Command:                  []string{copyTool, "copy", src, layout.DiskImage(layout.DisksDir, vol.Name)},
 			VolumeMounts:             []corev1.VolumeMount{readOnlyTools, disksMount},
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			SecurityContext:          containerSecurityContext(),
@@ -229,10 +218,10 @@ func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Con
 	if kb := kernelBoot(vmi); kb != nil {
 		cmd := []string{copyTool, "copy"}
 		if kb.KernelPath != "" {
-			cmd = append(cmd, kb.KernelPath, filepath.Join(layout.KernelBootDir, layout.KernelName))
+			cmd = append(cmd, kb.KernelPath, layout.Kernel(layout.KernelBootDir))
 		}
 		if kb.InitrdPath != "" {
-			cmd = append(cmd, kb.InitrdPath, filepath.Join(layout.KernelBootDir, layout.InitrdName))
+			cmd = append(cmd, kb.InitrdPath, layout.Initrd(layout.KernelBootDir))
 		}
 		containers = append(containers, corev1.Container{
 			Name:            KernelBootContainer,

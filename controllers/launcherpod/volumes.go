@@ -67,11 +67,11 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 		case vol.CloudInitNoCloud != nil:
 			ci := vol.CloudInitNoCloud
 			if ci.SecretRef != nil {
-				v.add(fmt.Sprintf("cloudinit-%d-userdata", i), UserDataSecretDir(vol.Name), true,
+				v.add(fmt.Sprintf("cloudinit-%d-userdata", i), layout.UserDataSecretDir(layout.SecretDirRoot, vol.Name), true,
 					corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ci.SecretRef.Name}})
 			}
 			if ci.NetworkDataSecretRef != nil {
-				v.add(fmt.Sprintf("cloudinit-%d-networkdata", i), NetworkDataSecretDir(vol.Name), true,
+				v.add(fmt.Sprintf("cloudinit-%d-networkdata", i), layout.NetworkDataSecretDir(layout.SecretDirRoot, vol.Name), true,
 					corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ci.NetworkDataSecretRef.Name}})
 			}
 		}

@@ -20,7 +20,8 @@ type Dirs struct {
 	Disks   string
 	PVCRoot string
 	// Secrets is layout.SecretDirRoot: the cloud-init secrets of volume V
-	// are mounted at Secrets/V/userdata and Secrets/V/networkdata.
+	// are mounted at layout.UserDataSecretDir(Secrets, V) and
+	// layout.NetworkDataSecretDir(Secrets, V).
 	Secrets string
 }
 
@@ -36,13 +37,13 @@ func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.D
 		)
 		switch {
 		case v.ContainerDisk != nil:
-			d, err = existing(filepath.Join(dirs.Disks, v.Name, layout.DiskImageName))
+			d, err = existing(layout.DiskImage(dirs.Disks, v.Name))
 		case v.PersistentVolumeClaim != nil:
-			d, err = existing(filepath.Join(dirs.PVCRoot, v.Name, layout.DiskImageName))
+			d, err = existing(layout.DiskImage(dirs.PVCRoot, v.Name))
 		case v.EmptyDisk != nil:
-			d, err = emptyDisk(filepath.Join(dirs.Disks, v.Name, layout.DiskImageName), v.EmptyDisk.Capacity.Value())
+			d, err = emptyDisk(layout.DiskImage(dirs.Disks, v.Name), v.EmptyDisk.Capacity.Value())
 		case v.CloudInitNoCloud != nil:
-			d, err = noCloud(filepath.Join(dirs.Disks, v.Name, layout.NoCloudISOName), filepath.Join(dirs.Secrets, v.Name), vmi, v.CloudInitNoCloud)
+			d, err = noCloud(layout.NoCloudISO(dirs.Disks, v.Name), dirs.Secrets, v.Name, vmi, v.CloudInitNoCloud)
 		default:
 			err = fmt.Errorf("no supported volume source")
 		}
@@ -112,14 +113,14 @@ func emptyDisk(path string, capacity int64) (domain.Disk, error) {
 	return d, f.Close()
 }
 
-func noCloud(path, secrets string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
+func noCloud(path, secretDirRoot, volume string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
 	d := domain.Disk{Path: path, Format: domain.FormatRaw}
 	user, err := pick("userData", src.UserData, src.UserDataBase64)
 	if err != nil {
 		return d, err
 	}
 	if src.SecretRef != nil {
-		if user, err = secretKey(filepath.Join(secrets, "userdata"), "userdata", "userData"); err != nil {
+		if user, err = secretKey(layout.UserDataSecretDir(secretDirRoot, volume), "userdata", "userData"); err != nil {
 			return d, fmt.Errorf("cloudInitNoCloud secretRef %s: %w", src.SecretRef.Name, err)
 		}
 	}
@@ -128,7 +129,7 @@ func noCloud(path, secrets string, vmi *virtv1.VirtualMachineInstance, src *virt
 		return d, err
 	}
 	if src.NetworkDataSecretRef != nil {
-		if network, err = secretKey(filepath.Join(secrets, "networkdata"), "networkdata", "networkData"); err != nil {
+		if network, err = secretKey(layout.NetworkDataSecretDir(secretDirRoot, volume), "networkdata", "networkData"); err != nil {
 			return d, fmt.Errorf("cloudInitNoCloud networkDataSecretRef %s: %w", src.NetworkDataSecretRef.Name, err)
 		}
 	}

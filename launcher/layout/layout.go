@@ -44,9 +44,9 @@ const (
 	CapabilitiesCacheHostPath = "/var/lib/virt/launcher-capabilities-cache"
 
 	// SecretDirRoot is the parent of the mounts of cloud-init secrets: the
-	// secretRef of volume V at SecretDirRoot/V/userdata and its
-	// networkDataSecretRef at SecretDirRoot/V/networkdata, each holding the
-	// secret's keys as files (same value as controllers/launcherpod's).
+	// secretRef of volume V at UserDataSecretDir and its
+	// networkDataSecretRef at NetworkDataSecretDir, each holding the
+	// secret's keys as files.
 	SecretDirRoot = "/var/run/virt-secrets"
 
 	// PVCDirRoot is the parent of the mount points of persistentVolumeClaim
@@ -76,7 +76,7 @@ const (
 	FinalStateName = "domain.final.json"
 )
 
-// Names inside DisksDir and KernelBootDir.
+// Names inside DisksDir, KernelBootDir and SecretDirRoot.
 const (
 	// DiskImageName is the disk file of a volume, in DisksDir/<volume>/.
 	DiskImageName = "disk.img"
@@ -87,6 +87,10 @@ const (
 	InitrdName = "initrd"
 	// CopyToolName is the static copy tool in ToolsDir.
 	CopyToolName = "virt-imagecopy"
+	// UserDataSecretName and NetworkDataSecretName are the mount points of
+	// a volume's cloud-init secrets in SecretDirRoot/<volume>/.
+	UserDataSecretName    = "userdata"
+	NetworkDataSecretName = "networkdata"
 )
 
 // LauncherSocket is the launcher's socket path below a PrivateVolume directory
@@ -120,19 +124,38 @@ func LibvirtRoot(privateDir string) string {
 	return filepath.Join(privateDir, LibvirtDirName)
 }
 
-// VolumeDir is the directory of a volume's files inside the pod.
-func VolumeDir(volume string) string {
-	return filepath.Join(DisksDir, volume)
+// DiskImage is the disk image of a volume below a directory of volumes:
+// DisksDir for container and empty disks, PVCDirRoot for claims.
+func DiskImage(dir, volume string) string {
+	return filepath.Join(dir, volume, DiskImageName)
 }
 
-// ContainerDiskImage is where the copy of a container disk lives in the pod.
-func ContainerDiskImage(volume string) string {
-	return filepath.Join(DisksDir, volume, DiskImageName)
+// NoCloudISO is the cloud-init NoCloud ISO of a volume below DisksDir.
+func NoCloudISO(disksDir, volume string) string {
+	return filepath.Join(disksDir, volume, NoCloudISOName)
 }
 
-// PVCDiskImage is the disk image of a persistentVolumeClaim volume.
-func PVCDiskImage(volume string) string {
-	return filepath.Join(PVCDirRoot, volume, DiskImageName)
+// UserDataSecretDir is where the user-data secret (cloudInitNoCloud
+// secretRef) of a volume is mounted below SecretDirRoot: a directory of the
+// secret's keys.
+func UserDataSecretDir(secretDirRoot, volume string) string {
+	return filepath.Join(secretDirRoot, volume, UserDataSecretName)
+}
+
+// NetworkDataSecretDir is where the network-data secret (cloudInitNoCloud
+// networkDataSecretRef) of a volume is mounted below SecretDirRoot.
+func NetworkDataSecretDir(secretDirRoot, volume string) string {
+	return filepath.Join(secretDirRoot, volume, NetworkDataSecretName)
+}
+
+// Kernel is the kernel of spec.domain.firmware.kernelBoot below KernelBootDir.
+func Kernel(kernelBootDir string) string {
+	return filepath.Join(kernelBootDir, KernelName)
+}
+
+// Initrd is the initrd of spec.domain.firmware.kernelBoot below KernelBootDir.
+func Initrd(kernelBootDir string) string {
+	return filepath.Join(kernelBootDir, InitrdName)
 }
 
 // HostPrivateDir is the host directory of a pod's PrivateVolume, below the
