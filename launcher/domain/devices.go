@@ -48,22 +48,16 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 			dd.Device = "cdrom"
 			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 			bus = disk.CDRom.Bus
-			if bus == "" {
-				bus = virtv1.DiskBusSATA
-			}
 			if bus == virtv1.DiskBusVirtio {
 				return fmt.Errorf("disk %q: a cdrom cannot be on the virtio bus", disk.Name)
 			}
-		default:
-			bus = virtv1.DiskBusVirtio
-			if disk.Disk != nil {
-				if disk.Disk.Bus != "" {
-					bus = disk.Disk.Bus
-				}
-				if disk.Disk.ReadOnly {
-					dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
-				}
+		case disk.Disk != nil:
+			bus = disk.Disk.Bus
+			if disk.Disk.ReadOnly {
+				dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 			}
+		default:
+			return fmt.Errorf("disk %q: neither disk nor cdrom", disk.Name)
 		}
 		prefix := "sd"
 		switch bus {
@@ -123,16 +117,12 @@ func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance) err
 			return fmt.Errorf("interface %q: no binding method", iface.Name)
 		}
 		cidr := network.Pod.VMNetworkCIDR
-		if cidr == "" {
-			cidr = virtv1.DefaultVMNetworkCIDR
-		}
 		prefix, err := netip.ParsePrefix(cidr)
 		if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
 			return fmt.Errorf("network %q: vmNetworkCIDR %q is not an IPv4 network of at least 4 addresses", network.Name, cidr)
 		}
-		model := iface.Model
-		if model == "" {
-			model = virtv1.DefaultInterfaceModel
+		if iface.Model == "" {
+			return fmt.Errorf("interface %q: no model", iface.Name)
 		}
 		di := libvirtxml.DomainInterface{
 			Source: &libvirtxml.DomainInterfaceSource{User: &libvirtxml.DomainInterfaceSourceUser{}},
@@ -140,7 +130,7 @@ func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance) err
 			// puts its gateway at .2, DNS at .3 and the guest's DHCP lease
 			// from .15.
 			IP:    []libvirtxml.DomainInterfaceIP{{Family: "ipv4", Address: prefix.Masked().Addr().String(), Prefix: uint(prefix.Bits())}},
-			Model: &libvirtxml.DomainInterfaceModel{Type: model},
+			Model: &libvirtxml.DomainInterfaceModel{Type: iface.Model},
 			Alias: &libvirtxml.DomainAlias{Name: AliasPrefix + iface.Name},
 		}
 		if iface.MacAddress != "" {
@@ -195,8 +185,6 @@ func setWatchdog(d *libvirtxml.Domain, w *virtv1.Watchdog) error {
 	}
 	action := w.I6300ESB.Action
 	switch action {
-	case "":
-		action = virtv1.WatchdogActionReset
 	case virtv1.WatchdogActionReset, virtv1.WatchdogActionPoweroff, virtv1.WatchdogActionShutdown:
 	default:
 		return fmt.Errorf("watchdog %q: unknown action %q", w.Name, action)

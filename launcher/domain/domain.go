@@ -8,7 +8,9 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
-// Convert returns the libvirt domain of a defaulted VMI on host.
+// Convert returns the libvirt domain of a defaulted VMI on host: the API's
+// defaults (virtv1.SetObjectDefaults_VirtualMachineInstance) are not applied
+// again here, a field they would have set is an error.
 func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain, error) {
 	switch host.Type {
 	case TypeKVM, TypeQEMU, TypeTest:
@@ -43,7 +45,9 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 	if err := setMemory(d, spec); err != nil {
 		return nil, err
 	}
-	setCPU(d, spec.CPU)
+	if err := setCPU(d, spec.CPU); err != nil {
+		return nil, err
+	}
 	if err := setOS(d, vmi, host); err != nil {
 		return nil, err
 	}
@@ -76,13 +80,11 @@ func setMemory(d *libvirtxml.Domain, spec *virtv1.DomainSpec) error {
 	return nil
 }
 
-func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU) {
-	sockets, cores, threads := uint32(1), uint32(1), uint32(1)
-	var model string
-	if cpu != nil {
-		sockets, cores, threads = max(cpu.Sockets, 1), max(cpu.Cores, 1), max(cpu.Threads, 1)
-		model = cpu.Model
+func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU) error {
+	if cpu == nil || cpu.Sockets == 0 || cpu.Cores == 0 || cpu.Threads == 0 {
+		return fmt.Errorf("spec.domain.cpu: sockets, cores and threads are not set")
 	}
+	sockets, cores, threads, model := cpu.Sockets, cpu.Cores, cpu.Threads, cpu.Model
 	d.VCPU = &libvirtxml.DomainVCPU{Placement: "static", Value: uint(sockets * cores * threads)}
 	c := &libvirtxml.DomainCPU{
 		Topology: &libvirtxml.DomainCPUTopology{Sockets: int(sockets), Dies: 1, Cores: int(cores), Threads: int(threads)},
@@ -98,6 +100,7 @@ func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU) {
 		c.Model = &libvirtxml.DomainCPUModel{Value: model, Fallback: "forbid"}
 	}
 	d.CPU = c
+	return nil
 }
 
 func setOS(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) error {
@@ -105,10 +108,10 @@ func setOS(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) 
 	os := &libvirtxml.DomainOS{Type: &libvirtxml.DomainOSType{Type: "hvm", Arch: "x86_64"}}
 	if host.Type != TypeTest {
 		// The test driver knows no machine types.
-		os.Type.Machine = virtv1.DefaultMachineType
-		if spec.Machine != nil && spec.Machine.Type != "" {
-			os.Type.Machine = spec.Machine.Type
+		if spec.Machine == nil || spec.Machine.Type == "" {
+			return fmt.Errorf("spec.domain.machine.type is not set")
 		}
+		os.Type.Machine = spec.Machine.Type
 	}
 	d.OS = os
 	fw := spec.Firmware

@@ -218,6 +218,20 @@ func TestConvertErrors(t *testing.T) {
 	}
 }
 
+// Convert takes a defaulted VMI and does not default it again: what the
+// defaulters would have set is an error, not a second copy of the defaults.
+func TestConvertUndefaulted(t *testing.T) {
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "testvm", UID: "6a1f3c52-8a8e-4a54-9d8b-0c1d2e3f4a5b"},
+		Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Memory: &virtv1.Memory{Guest: ptr.To(resource.MustParse("128Mi"))},
+		}},
+	}
+	if _, err := Convert(vmi, testHost()); err == nil || !strings.Contains(err.Error(), "spec.domain.cpu") {
+		t.Errorf("Convert of an undefaulted VMI: error %v, want one about spec.domain.cpu", err)
+	}
+}
+
 func TestName(t *testing.T) {
 	a := Name("ns", "vm", "6a1f3c52-8a8e-4a54-9d8b-0c1d2e3f4a5b")
 	if a != "ns_vm_6a1f3c52" {

@@ -108,6 +108,10 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
 	}
+	// The API server stores VMIs defaulted; defaulting again (idempotent)
+	// fills in what a server older than this launcher did not know, so the
+	// converter can rely on every default.
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	if string(vmi.UID) != s.cfg.VMI.Uid || vmi.Namespace != s.cfg.VMI.Namespace || vmi.Name != s.cfg.VMI.Name {
 		return nil, status.Errorf(codes.InvalidArgument, "VMI %s/%s (uid %s) is not this launcher's %s/%s (uid %s)",
 			vmi.Namespace, vmi.Name, vmi.UID, s.cfg.VMI.Namespace, s.cfg.VMI.Name, s.cfg.VMI.Uid)
