@@ -11,6 +11,7 @@ import (
 
 	"kubevirt.dev/virt/controllers/node"
 	"kubevirt.dev/virt/controllers/virtualmachine"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // Options are virt-controller's flags.
@@ -62,7 +63,7 @@ func NewOptions() *Options {
 		QPS:                       50,
 		Burst:                     100,
 		LauncherPullPolicy:        string(corev1.PullIfNotPresent),
-		LauncherRunAsUser:         107,
+		LauncherRunAsUser:         layout.DefaultRunAsUser,
 		LauncherCapabilitiesCache: true,
 		LauncherGraceMargin:       15 * time.Second,
 		HeartbeatTimeout:          node.DefaultHeartbeatTimeout,

@@ -17,18 +17,6 @@ const (
 	reasonVMIExists    = "VMIExists"
 )
 
-// RunStrategy is the VM's run strategy, with the deprecated spec.running
-// mapped onto it (true: Always, false: Halted).
-func RunStrategy(vm *virtv1.VirtualMachine) virtv1.VirtualMachineRunStrategy {
-	if vm.Spec.RunStrategy != nil {
-		return *vm.Spec.RunStrategy
-	}
-	if vm.Spec.Running != nil && *vm.Spec.Running {
-		return virtv1.RunStrategyAlways
-	}
-	return virtv1.RunStrategyHalted
-}
-
 // restarts reports whether the strategy brings a failed instance back, the
 // only case in which back-off applies.
 func restarts(s virtv1.VirtualMachineRunStrategy) bool {
@@ -67,7 +55,7 @@ func (b Backoff) failedEarly(vmi *virtv1.VirtualMachineInstance, now time.Time) 
 // after how long to look again for a reset (0: no need).
 func (b Backoff) startFailure(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, now time.Time) (*virtv1.VirtualMachineStartFailure, time.Duration) {
 	sf := vm.Status.StartFailure.DeepCopy()
-	if !restarts(RunStrategy(vm)) {
+	if !restarts(vm.Spec.EffectiveRunStrategy()) {
 		// A user who stops or takes over the VM ends the crash loop.
 		return nil, 0
 	}
@@ -117,7 +105,7 @@ func backingOff(sf *virtv1.VirtualMachineStartFailure, now time.Time) (bool, tim
 func printableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, stopping bool,
 	sf *virtv1.VirtualMachineStartFailure, now time.Time) virtv1.VirtualMachinePrintableStatus {
 	crashLoop, _ := backingOff(sf, now)
-	crashLoop = crashLoop && restarts(RunStrategy(vm))
+	crashLoop = crashLoop && restarts(vm.Spec.EffectiveRunStrategy())
 	switch {
 	case vm.DeletionTimestamp != nil:
 		return virtv1.VirtualMachineStatusTerminating
@@ -134,7 +122,7 @@ func printableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 	}
 	switch vmi.Status.Phase {
 	case virtv1.PhaseUnset, virtv1.Pending, virtv1.Scheduling:
-		if c := vmiCondition(vmi, virtv1.VirtualMachineInstancePodScheduled); c != nil &&
+		if c := vmi.Status.Condition(virtv1.VirtualMachineInstancePodScheduled); c != nil &&
 			c.Status == corev1.ConditionFalse && c.Reason == virtv1.ReasonUnschedulable {
 			return virtv1.VirtualMachineStatusUnschedulable
 		}
@@ -142,7 +130,7 @@ func printableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 	case virtv1.Scheduled:
 		return virtv1.VirtualMachineStatusStarting
 	case virtv1.Running:
-		if c := vmiCondition(vmi, virtv1.VirtualMachineInstancePaused); c != nil && c.Status == corev1.ConditionTrue {
+		if c := vmi.Status.Condition(virtv1.VirtualMachineInstancePaused); c != nil && c.Status == corev1.ConditionTrue {
 			return virtv1.VirtualMachineStatusPaused
 		}
 		return virtv1.VirtualMachineStatusRunning
@@ -168,7 +156,7 @@ func readyCondition(vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachineCon
 		return virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineReady, Status: corev1.ConditionFalse,
 			Reason: reasonVMIDeleting, Message: "the VM's instance is being deleted"}
 	}
-	if c := vmiCondition(vmi, virtv1.VirtualMachineInstanceReady); c != nil {
+	if c := vmi.Status.Condition(virtv1.VirtualMachineInstanceReady); c != nil {
 		return virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineReady, Status: c.Status,
 			Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime}
 	}
@@ -215,13 +203,4 @@ func removeCondition(conds []virtv1.VirtualMachineCondition, t virtv1.VirtualMac
 		}
 	}
 	return out
-}
-
-func vmiCondition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
 }

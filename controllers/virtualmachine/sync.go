@@ -84,7 +84,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	status.StartFailure = sf
 
-	strategy := RunStrategy(vm)
+	strategy := vm.Spec.EffectiveRunStrategy()
 	stopping := false
 	var actErr error
 	switch {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -18,16 +17,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/expectation"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
 )
-
-// podIndex indexes launcher pods by the UID of their VMI (CreatedByLabel).
-const podIndex = "virtualization.kubevirt.io/vmi-uid"
 
 // Event reasons on the VMI.
 const (
@@ -77,7 +72,7 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "virtualmachineinstance", Clock: c},
 		),
 	}
-	if err := pods.Informer().AddIndexers(cache.Indexers{podIndex: indexByVMIUID}); err != nil {
+	if err := pods.Informer().AddIndexers(cache.Indexers{launcherpod.VMIUIDIndex: launcherpod.IndexByVMIUID}); err != nil {
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
@@ -95,17 +90,6 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 		return nil, fmt.Errorf("watch launcher pods: %w", err)
 	}
 	return ctrl, nil
-}
-
-func indexByVMIUID(obj any) ([]string, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, nil
-	}
-	if uid, ok := pod.Labels[virtv1.CreatedByLabel]; ok {
-		return []string{uid}, nil
-	}
-	return nil, nil
 }
 
 // Run syncs VMIs with workers goroutines until ctx is done.
@@ -162,19 +146,9 @@ func (c *Controller) enqueue(obj any) {
 	c.queue.Add(key)
 }
 
-// vmiKey is the key of the VMI that controls pod, or "" for pods that are
-// not launcher pods.
-func vmiKey(pod *corev1.Pod) string {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != "VirtualMachineInstance" || ref.APIVersion != virtv1.SchemeGroupVersion.String() {
-		return ""
-	}
-	return pod.Namespace + "/" + ref.Name
-}
-
 func (c *Controller) addPod(obj any) {
 	pod := obj.(*corev1.Pod)
-	key := vmiKey(pod)
+	key := launcherpod.VMIKey(pod)
 	if key == "" {
 		return
 	}
@@ -191,7 +165,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		// A resync: nothing changed that a sync could act on.
 		return
 	}
-	key := vmiKey(pod)
+	key := launcherpod.VMIKey(pod)
 	if key == "" {
 		return
 	}
@@ -216,7 +190,7 @@ func (c *Controller) deletePod(obj any) {
 			return
 		}
 	}
-	key := vmiKey(pod)
+	key := launcherpod.VMIKey(pod)
 	if key == "" {
 		return
 	}

@@ -182,7 +182,7 @@ func TestSchedulingTransitions(t *testing.T) {
 				f.expectEvent(tt.wantEvent)
 			}
 			if tt.wantPodSched != nil {
-				c := condition(&got.Status, virtv1.VirtualMachineInstancePodScheduled)
+				c := got.Status.Condition(virtv1.VirtualMachineInstancePodScheduled)
 				if c == nil {
 					t.Fatalf("no PodScheduled condition in %+v", got.Status.Conditions)
 				}
@@ -425,11 +425,11 @@ func TestFinalPhaseDeletesRunningPod(t *testing.T) {
 // TestPodEventsFindTheirVMI: events of pods of other owners are ignored.
 func TestPodEventsFindTheirVMI(t *testing.T) {
 	pod := newPod(newVMI())
-	if got := vmiKey(pod); got != "ns/vmi1" {
+	if got := launcherpod.VMIKey(pod); got != "ns/vmi1" {
 		t.Errorf("vmiKey = %q, want ns/vmi1", got)
 	}
 	pod.OwnerReferences[0].Kind = "ReplicaSet"
-	if got := vmiKey(pod); got != "" {
+	if got := launcherpod.VMIKey(pod); got != "" {
 		t.Errorf("vmiKey of a ReplicaSet's pod = %q, want none", got)
 	}
 	if launcherpod.Name(newVMI()) != newPod(newVMI()).Name {

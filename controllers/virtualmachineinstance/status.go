@@ -61,8 +61,8 @@ func eagerChange(old, s *virtv1.VirtualMachineInstanceStatus) bool {
 	if !sets.KeySet(s.ActivePods).Equal(sets.KeySet(old.ActivePods)) {
 		return true
 	}
-	oc := condition(old, virtv1.VirtualMachineInstancePodScheduled)
-	nc := condition(s, virtv1.VirtualMachineInstancePodScheduled)
+	oc := old.Condition(virtv1.VirtualMachineInstancePodScheduled)
+	nc := s.Condition(virtv1.VirtualMachineInstancePodScheduled)
 	switch {
 	case nc == nil:
 		return false
@@ -90,17 +90,8 @@ func setPhaseTimestamp(s *virtv1.VirtualMachineInstanceStatus, now metav1.Time) 
 	})
 }
 
-func condition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
-}
-
 func setCondition(s *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition) {
-	if old := condition(s, c.Type); old != nil {
+	if old := s.Condition(c.Type); old != nil {
 		*old = c
 		return
 	}
@@ -128,20 +119,6 @@ func computeImage(pod *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-// launcherExited reports whether the launcher of pod has exited: then no
-// guest runs in it, whatever the VMI says.
-func launcherExited(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return true
-	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == launcherpod.ComputeContainer && cs.State.Terminated != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // failureMessage says why pod failed, for the VMI's event.

@@ -52,7 +52,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case vmi.Status.Phase.IsFinal():
 		// The guest is down for good: free the node's resources. Pods that
 		// ended keep their logs until the VMI is deleted.
-		return c.deletePods(ctx, key, vmi, filter(pods, func(p *corev1.Pod) bool { return !launcherExited(p) }))
+		return c.deletePods(ctx, key, vmi, filter(alive(pods), func(p *corev1.Pod) bool { return !launcherpod.Exited(p) }))
 	case vmi.Status.NodeName != "":
 		// Handed off: the node daemon owns the VMI until it ends.
 		return nil
@@ -133,7 +133,7 @@ func (c *Controller) syncDeleting(ctx context.Context, key string, vmi *virtv1.V
 		!finalizer.Has(vmi, virtv1.GuestShutdownFinalizer) ||
 		vmi.Status.Phase.IsFinal() ||
 		len(pods) == 0 ||
-		slices.ContainsFunc(pods, launcherExited)
+		slices.ContainsFunc(pods, launcherpod.Exited)
 	if !guestDown {
 		return nil
 	}
@@ -215,7 +215,7 @@ func (c *Controller) updateStatus(ctx context.Context, vmi *virtv1.VirtualMachin
 
 // launcherPods are the pods in the cache whose controller is vmi, oldest first.
 func (c *Controller) launcherPods(vmi *virtv1.VirtualMachineInstance) ([]*corev1.Pod, error) {
-	objs, err := c.podIndexer.ByIndex(podIndex, string(vmi.UID))
+	objs, err := c.podIndexer.ByIndex(launcherpod.VMIUIDIndex, string(vmi.UID))
 	if err != nil {
 		return nil, fmt.Errorf("list launcher pods of %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
@@ -256,14 +256,17 @@ func controlledBy(pod *corev1.Pod, uid types.UID) bool {
 	return ref != nil && ref.UID == uid
 }
 
+// alive are the pods not yet being deleted: the ones a delete can still act
+// on.
 func alive(pods []*corev1.Pod) []*corev1.Pod {
 	return filter(pods, func(p *corev1.Pod) bool { return p.DeletionTimestamp == nil })
 }
 
+// filter is the pods that keep accepts, in order.
 func filter(pods []*corev1.Pod, keep func(*corev1.Pod) bool) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
-		if keep(p) && p.DeletionTimestamp == nil {
+		if keep(p) {
 			out = append(out, p)
 		}
 	}

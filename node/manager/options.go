@@ -68,7 +68,7 @@ func NewOptions() *Options {
 		LauncherSyncTimeout:          monitor.DefaultConfig.SyncTimeout,
 		LauncherUnreachableAfter:     time.Minute,
 		LauncherCapabilitiesCacheDir: layout.CapabilitiesCacheHostPath,
-		LauncherRunAsUser:            107,
+		LauncherRunAsUser:            layout.DefaultRunAsUser,
 		BindAddress:                  ":8186",
 		Logs:                         logsapi.NewLoggingConfiguration(),
 	}

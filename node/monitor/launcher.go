@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
@@ -54,6 +55,7 @@ func Ended(d *apiv1.Domain) bool {
 type Launcher struct {
 	target  Target
 	cfg     Config
+	clock   clock.PassiveClock
 	conn    *grpc.ClientConn
 	client  apiv1.LauncherClient
 	changed func(string)
@@ -64,7 +66,7 @@ type Launcher struct {
 	state State
 }
 
-func newLauncher(ctx context.Context, t Target, cfg Config, changed func(string)) (*Launcher, error) {
+func newLauncher(ctx context.Context, t Target, cfg Config, c clock.PassiveClock, changed func(string)) (*Launcher, error) {
 	path := t.Socket
 	conn, err := grpc.NewClient("passthrough:///launcher",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -85,6 +87,7 @@ func newLauncher(ctx context.Context, t Target, cfg Config, changed func(string)
 	l := &Launcher{
 		target:  t,
 		cfg:     cfg,
+		clock:   c,
 		conn:    conn,
 		client:  apiv1.NewLauncherClient(conn),
 		changed: changed,
@@ -208,7 +211,7 @@ func (l *Launcher) failed(err error) {
 	l.mu.Lock()
 	l.state.Err = err
 	if l.state.FailingSince.IsZero() {
-		l.state.FailingSince = time.Now()
+		l.state.FailingSince = l.clock.Now()
 	}
 	l.mu.Unlock()
 	l.changed(l.target.VMIKey)

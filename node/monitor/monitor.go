@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // Config tunes the calls to launchers.
@@ -50,6 +51,7 @@ type Target struct {
 type Monitor struct {
 	ctx     context.Context
 	cfg     Config
+	clock   clock.PassiveClock
 	changed func(vmiKey string)
 
 	mu        sync.Mutex
@@ -58,9 +60,10 @@ type Monitor struct {
 
 // New returns a monitor whose watches live until ctx ends or they are
 // forgotten. changed is called, from the watches' goroutines, with the VMI
-// key of a launcher whose state changed; it must not block.
-func New(ctx context.Context, cfg Config, changed func(vmiKey string)) *Monitor {
-	return &Monitor{ctx: ctx, cfg: cfg, changed: changed, launchers: map[types.UID]*Launcher{}}
+// key of a launcher whose state changed; it must not block. c stamps
+// State.FailingSince: pass the clock that measures it.
+func New(ctx context.Context, cfg Config, c clock.PassiveClock, changed func(vmiKey string)) *Monitor {
+	return &Monitor{ctx: ctx, cfg: cfg, clock: c, changed: changed, launchers: map[types.UID]*Launcher{}}
 }
 
 // Watch returns the launcher of t.PodUID, starting to watch it if needed.
@@ -70,7 +73,7 @@ func (m *Monitor) Watch(t Target) (*Launcher, error) {
 	if l, ok := m.launchers[t.PodUID]; ok {
 		return l, nil
 	}
-	l, err := newLauncher(m.ctx, t, m.cfg, m.changed)
+	l, err := newLauncher(m.ctx, t, m.cfg, m.clock, m.changed)
 	if err != nil {
 		return nil, err
 	}

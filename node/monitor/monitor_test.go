@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
@@ -86,7 +87,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func watch(t *testing.T, dir string, vmi *virtv1.VirtualMachineInstance) (*Monitor, *Launcher, *changes) {
 	t.Helper()
 	ch := &changes{}
-	m := New(t.Context(), testConfig, ch.add)
+	m := New(t.Context(), testConfig, clock.RealClock{}, ch.add)
 	t.Cleanup(m.Close)
 	l, err := m.Watch(Target{PodUID: "pod-uid", VMIKey: "ns/vm", VMIUID: vmi.UID, Socket: layout.LauncherSocket(dir)})
 	if err != nil {

@@ -121,21 +121,11 @@ func setPhase(s *virtv1.VirtualMachineInstanceStatus, phase virtv1.VirtualMachin
 	s.Phase, s.Reason = phase, reason
 }
 
-// Condition is the condition t of s, nil if it has none.
-func Condition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // setCondition sets condition t; its transition time moves only when its
 // status changes.
 func setCondition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType,
 	st corev1.ConditionStatus, reason, message string, now metav1.Time) {
-	c := Condition(s, t)
+	c := s.Condition(t)
 	if c == nil {
 		s.Conditions = append(s.Conditions, virtv1.VirtualMachineInstanceCondition{Type: t})
 		c = &s.Conditions[len(s.Conditions)-1]

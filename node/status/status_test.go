@@ -131,7 +131,7 @@ func TestRunning(t *testing.T) {
 			if tt.vmi.Status.Phase == virtv1.Running {
 				// Conditions that stay keep their times: rebuild want from the input.
 				for i := range tt.want.Conditions {
-					if old := Condition(&tt.vmi.Status, tt.want.Conditions[i].Type); old != nil && old.Status == tt.want.Conditions[i].Status {
+					if old := tt.vmi.Status.Condition(tt.want.Conditions[i].Type); old != nil && old.Status == tt.want.Conditions[i].Status {
 						tt.want.Conditions[i].LastTransitionTime = old.LastTransitionTime
 					}
 				}
@@ -163,16 +163,16 @@ func TestEnded(t *testing.T) {
 	if got.Phase != virtv1.Succeeded || got.Reason != virtv1.ReasonGuestShutdown {
 		t.Errorf("phase, reason = %s, %s; want Succeeded, GuestShutdown", got.Phase, got.Reason)
 	}
-	if c := Condition(got, virtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse || c.Reason != virtv1.ReasonGuestShutdown {
+	if c := got.Condition(virtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse || c.Reason != virtv1.ReasonGuestShutdown {
 		t.Errorf("Ready = %+v, want False, GuestShutdown", c)
 	}
-	if c := Condition(got, virtv1.VirtualMachineInstancePaused); c != nil {
+	if c := got.Condition(virtv1.VirtualMachineInstancePaused); c != nil {
 		t.Errorf("Paused = %+v, want none", c)
 	}
-	if c := Condition(got, virtv1.VirtualMachineInstanceSoftwareEmulation); c == nil || c.Status != corev1.ConditionTrue {
+	if c := got.Condition(virtv1.VirtualMachineInstanceSoftwareEmulation); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("SoftwareEmulation = %+v, want kept", c)
 	}
-	if len(got.Interfaces) != 1 || got.NodeName != "node-1" || len(got.ActivePods) != 1 || Condition(got, virtv1.VirtualMachineInstancePodScheduled) == nil {
+	if len(got.Interfaces) != 1 || got.NodeName != "node-1" || len(got.ActivePods) != 1 || got.Condition(virtv1.VirtualMachineInstancePodScheduled) == nil {
 		t.Errorf("interfaces or the controller's fields were lost: %+v", got)
 	}
 	last := got.PhaseTransitionTimestamps[len(got.PhaseTransitionTimestamps)-1]

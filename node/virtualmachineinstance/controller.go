@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,14 +20,12 @@ import (
 	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/launcherpod"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
 	"kubevirt.dev/virt/node/monitor"
 )
-
-// podIndex indexes launcher pods by the UID of their VMI (CreatedByLabel).
-const podIndex = "virtualization.kubevirt.io/vmi-uid"
 
 // Event reasons on the VMI.
 const (
@@ -72,7 +69,7 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	monitor  *monitor.Monitor
 	recorder record.EventRecorder
-	clock    clock.Clock
+	clock    clock.WithTicker
 
 	// written remembers the VMIs this controller wrote, until the informer
 	// shows them: a sync on a cache that lags behind its own write would
@@ -92,7 +89,7 @@ type writtenVMI struct {
 // component label. Launcher watches live until ctx ends.
 func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtclient.Interface,
 	vmis virtinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer,
-	recorder record.EventRecorder, c clock.Clock) (*Controller, error) {
+	recorder record.EventRecorder, c clock.WithTicker) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	ctrl := &Controller{
 		cfg:        cfg,
@@ -107,12 +104,12 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		written:    map[string]writtenVMI{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance"},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance", Clock: c},
 		),
 	}
 	// A launcher's news enqueue its VMI: the sync reads them from the monitor.
-	ctrl.monitor = monitor.New(ctx, cfg.Monitor, ctrl.queue.Add)
-	if err := pods.Informer().AddIndexers(cache.Indexers{podIndex: indexByVMIUID}); err != nil {
+	ctrl.monitor = monitor.New(ctx, cfg.Monitor, c, ctrl.queue.Add)
+	if err := pods.Informer().AddIndexers(cache.Indexers{launcherpod.VMIUIDIndex: launcherpod.IndexByVMIUID}); err != nil {
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
@@ -130,17 +127,6 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		return nil, fmt.Errorf("watch launcher pods: %w", err)
 	}
 	return ctrl, nil
-}
-
-func indexByVMIUID(obj any) ([]string, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, nil
-	}
-	if uid, ok := pod.Labels[virtv1.CreatedByLabel]; ok {
-		return []string{uid}, nil
-	}
-	return nil, nil
 }
 
 // Run syncs VMIs with workers goroutines until ctx is done. Every VMI of the
@@ -210,10 +196,12 @@ func (c *Controller) enqueue(obj any) {
 	c.queue.Add(key)
 }
 
-// vmiKeyOf is the key of the VMI of a launcher pod, "" for other pods.
+// vmiKeyOf is the key of the VMI of a launcher pod, "" for other pods. Unlike
+// virt-controller it also trusts the VMINameLabel of a pod without the owner
+// reference.
 func vmiKeyOf(pod *corev1.Pod) string {
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.SchemeGroupVersion.String() {
-		return pod.Namespace + "/" + ref.Name
+	if key := launcherpod.VMIKey(pod); key != "" {
+		return key
 	}
 	if name := pod.Labels[virtv1.VMINameLabel]; name != "" {
 		return pod.Namespace + "/" + name

@@ -90,7 +90,7 @@ func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		return c.observeGonePod(ctx, vmi)
 	}
 	obs := &observation{pod: pod}
-	if podEnded(pod) {
+	if launcherpod.Exited(pod) {
 		obs.end = c.endOfPod(ctx, vmi, pod)
 		return obs, nil
 	}
@@ -155,7 +155,7 @@ func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 		end := vmistatus.EndOfDomain(final)
 		return &end
 	}
-	if t := computeTerminated(pod); t != nil {
+	if t := launcherpod.ComputeTerminated(pod); t != nil {
 		end := vmistatus.EndOfExit(t, vmi.Status.Phase == virtv1.Running)
 		return &end
 	}
@@ -208,13 +208,13 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 func (c *Controller) recordRunning(old, vmi *virtv1.VirtualMachineInstance) {
 	if old.Status.Phase != virtv1.Running {
 		how := ""
-		if vmistatus.Condition(&vmi.Status, virtv1.VirtualMachineInstanceSoftwareEmulation) != nil {
+		if vmi.Status.Condition(virtv1.VirtualMachineInstanceSoftwareEmulation) != nil {
 			how = " under software emulation (TCG)"
 		}
 		c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonStarted, "Guest started on node %s%s", c.cfg.NodeName, how)
 	}
-	wasPaused := vmistatus.Condition(&old.Status, virtv1.VirtualMachineInstancePaused) != nil
-	paused := vmistatus.Condition(&vmi.Status, virtv1.VirtualMachineInstancePaused) != nil
+	wasPaused := old.Status.Condition(virtv1.VirtualMachineInstancePaused) != nil
+	paused := vmi.Status.Condition(virtv1.VirtualMachineInstancePaused) != nil
 	switch {
 	case paused && !wasPaused:
 		c.recorder.Event(vmi, corev1.EventTypeNormal, ReasonPaused, "Guest paused")
@@ -294,7 +294,7 @@ func (c *Controller) unreachableTooLong(st monitor.State) bool {
 // launcherPod is the VMI's active launcher pod on this node, nil if the
 // cache has none.
 func (c *Controller) launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
-	objs, err := c.podIndexer.ByIndex(podIndex, string(vmi.UID))
+	objs, err := c.podIndexer.ByIndex(launcherpod.VMIUIDIndex, string(vmi.UID))
 	if err != nil {
 		return nil
 	}
@@ -302,20 +302,6 @@ func (c *Controller) launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod
 		pod := obj.(*corev1.Pod)
 		if _, active := vmi.Status.ActivePods[pod.UID]; active && pod.Spec.NodeName == c.cfg.NodeName {
 			return pod
-		}
-	}
-	return nil
-}
-
-// podEnded reports whether the launcher of pod has exited.
-func podEnded(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || computeTerminated(pod) != nil
-}
-
-func computeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == launcherpod.ComputeContainer && cs.State.Terminated != nil {
-			return cs.State.Terminated
 		}
 	}
 	return nil

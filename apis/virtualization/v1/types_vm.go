@@ -65,6 +65,19 @@ type VirtualMachineSpec struct {
 	Template *VirtualMachineInstanceTemplateSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
 }
 
+// EffectiveRunStrategy is the run strategy s asks for, with the deprecated
+// Running mapped onto it: RunStrategy if set, else Always for Running=true,
+// else Halted.
+func (s *VirtualMachineSpec) EffectiveRunStrategy() VirtualMachineRunStrategy {
+	if s.RunStrategy != nil {
+		return *s.RunStrategy
+	}
+	if s.Running != nil && *s.Running {
+		return RunStrategyAlways
+	}
+	return RunStrategyHalted
+}
+
 // VirtualMachineInstanceTemplateSpec is the template of a VM's instances.
 type VirtualMachineInstanceTemplateSpec struct {
 	// Metadata copied to each instance (labels and annotations).

@@ -110,6 +110,17 @@ func (p VirtualMachineInstancePhase) IsFinal() bool {
 	return p == Succeeded || p == Failed
 }
 
+// Condition is the condition of type t, nil if s has none. The pointer is
+// into s.Conditions: writing through it changes s.
+func (s *VirtualMachineInstanceStatus) Condition(t VirtualMachineInstanceConditionType) *VirtualMachineInstanceCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // VirtualMachineInstanceStatus is the observed state of a VMI.
 type VirtualMachineInstanceStatus struct {
 	// Phase is where the VMI is in its life.

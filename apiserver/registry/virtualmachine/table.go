@@ -35,19 +35,7 @@ func (tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, ta
 	var err error
 	table.Rows, err = metatable.MetaToTableRow(obj, func(obj runtime.Object, m metav1.Object, name, age string) ([]interface{}, error) {
 		vm := obj.(*virtualization.VirtualMachine)
-		return []interface{}{name, age, string(vm.Status.PrintableStatus), vm.Status.Ready, runStrategy(vm), vm.Status.Created}, nil
+		return []interface{}{name, age, string(vm.Status.PrintableStatus), vm.Status.Ready, string(vm.Spec.EffectiveRunStrategy()), vm.Status.Created}, nil
 	})
 	return table, err
-}
-
-// runStrategy is what the VM does, whichever of the two fields says it.
-func runStrategy(vm *virtualization.VirtualMachine) string {
-	switch {
-	case vm.Spec.RunStrategy != nil:
-		return string(*vm.Spec.RunStrategy)
-	case vm.Spec.Running != nil && *vm.Spec.Running:
-		return string(virtualization.RunStrategyAlways)
-	default:
-		return string(virtualization.RunStrategyHalted)
-	}
 }

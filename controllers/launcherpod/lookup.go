@@ -1,0 +1,54 @@
+package launcherpod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
+// VMIUIDIndex is the name of the informer index that IndexByVMIUID
+// fills: launcher pods by the UID of their VMI (CreatedByLabel). Both
+// virt-controller and virt-handler find a VMI's pods through it.
+const VMIUIDIndex = "virtualization.kubevirt.io/vmi-uid"
+
+// IndexByVMIUID is the cache.IndexFunc of VMIUIDIndex. Pods without
+// the label are not indexed.
+func IndexByVMIUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if uid, ok := pod.Labels[virtv1.CreatedByLabel]; ok {
+		return []string{uid}, nil
+	}
+	return nil, nil
+}
+
+// VMIKey is the namespace/name key of the VMI that controls pod, or "" for
+// pods that are not launcher pods (no VMI owner reference set by New).
+func VMIKey(pod *corev1.Pod) string {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "VirtualMachineInstance" || ref.APIVersion != virtv1.SchemeGroupVersion.String() {
+		return ""
+	}
+	return pod.Namespace + "/" + ref.Name
+}
+
+// Exited reports whether the launcher of pod has exited: the pod ended, or
+// its compute container terminated. Then no guest runs in it, whatever the
+// VMI says.
+func Exited(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || ComputeTerminated(pod) != nil
+}
+
+// ComputeTerminated is the terminated state of pod's compute container, nil
+// while it has not terminated.
+func ComputeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == ComputeContainer && cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
