@@ -13,13 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -39,6 +34,7 @@ import (
 	"kubevirt.dev/virt/controllers/virtualmachineinstance"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/apiclient"
 )
 
 // component names virt-controller in events, user agents and the Lease.
@@ -49,33 +45,17 @@ const component = "virt-controller"
 // restarts rather than trusting its state.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
-	kubeCfg, virtCfg, err := o.restConfigs()
+	kube, virt, err := o.Clients(component)
 	if err != nil {
 		return err
 	}
-	kube, err := kubernetes.NewForConfig(kubeCfg)
+	// The recorder outlives ctx, so that the event of the Lease's release
+	// on shutdown is still sent.
+	recorder, stopRecorder, err := apiclient.NewRecorder(ctx, kube, corev1.EventSource{Component: component})
 	if err != nil {
-		return fmt.Errorf("kube-apiserver client: %w", err)
-	}
-	virt, err := virtclient.NewForConfig(virtCfg)
-	if err != nil {
-		return fmt.Errorf("virt-apiserver client: %w", err)
-	}
-
-	// The broadcaster outlives ctx, so that the event of the Lease's release
-	// on shutdown is still sent; Shutdown ends it.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	defer broadcaster.Shutdown()
-	broadcaster.StartStructuredLogging(3)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	if err := virtv1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
+	defer stopRecorder()
 
 	health := leaderelection.NewLeaderHealthzAdaptor(o.HealthzLeaseTimeout)
 	ln, err := net.Listen("tcp", o.BindAddress)
@@ -144,29 +124,6 @@ func Run(ctx context.Context, o *Options) error {
 		return errors.New("lost the lead")
 	}
 	return nil
-}
-
-func (o *Options) restConfigs() (kubeCfg, virtCfg *rest.Config, err error) {
-	base, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	base.UserAgent = component
-	base.QPS, base.Burst = o.QPS, o.Burst
-	base.ContentType = o.ContentType
-	if o.ContentType != runtime.ContentTypeJSON {
-		base.AcceptContentTypes = o.ContentType + "," + runtime.ContentTypeJSON
-	}
-	kubeCfg = rest.CopyConfig(base)
-	virtCfg = rest.CopyConfig(base)
-	if o.VirtAPIServerHost != "" {
-		virtCfg.Host = o.VirtAPIServerHost
-		if o.VirtAPIServerCAFile != "" {
-			virtCfg.TLSClientConfig.CAFile = o.VirtAPIServerCAFile
-			virtCfg.TLSClientConfig.CAData = nil
-		}
-	}
-	return kubeCfg, virtCfg, nil
 }
 
 // serve answers /healthz (failing when the leader stopped renewing its

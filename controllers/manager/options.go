@@ -11,22 +11,14 @@ import (
 
 	"kubevirt.dev/virt/controllers/node"
 	"kubevirt.dev/virt/controllers/virtualmachine"
+	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
 // Options are virt-controller's flags.
 type Options struct {
-	// Kubeconfig is empty in a pod: the in-cluster configuration is used.
-	Kubeconfig string
-	// VirtAPIServerHost, when set, reaches virt-apiserver directly (e.g. its
-	// Service) instead of through the kube-apiserver's aggregator.
-	VirtAPIServerHost string
-	// VirtAPIServerCAFile verifies VirtAPIServerHost's serving certificate.
-	VirtAPIServerCAFile string
-	// ContentType of requests to both API servers.
-	ContentType string
-	QPS         float32
-	Burst       int
+	// Options reach the API servers.
+	apiclient.Options
 
 	LauncherImage             string
 	LauncherPullPolicy        string
@@ -59,9 +51,7 @@ func NewOptions() *Options {
 		ns = "virt-system"
 	}
 	return &Options{
-		ContentType:               "application/vnd.kubernetes.protobuf",
-		QPS:                       50,
-		Burst:                     100,
+		Options:                   apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 50, Burst: 100},
 		LauncherPullPolicy:        string(corev1.PullIfNotPresent),
 		LauncherRunAsUser:         layout.DefaultRunAsUser,
 		LauncherCapabilitiesCache: true,
@@ -83,13 +73,7 @@ func NewOptions() *Options {
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the kube-apiserver; empty in a pod (in-cluster configuration)")
-	fs.StringVar(&o.VirtAPIServerHost, "virt-apiserver-host", o.VirtAPIServerHost,
-		"URL of virt-apiserver to use directly instead of through the kube-apiserver's aggregator")
-	fs.StringVar(&o.VirtAPIServerCAFile, "virt-apiserver-ca-file", o.VirtAPIServerCAFile, "CA bundle of --virt-apiserver-host's serving certificate")
-	fs.StringVar(&o.ContentType, "content-type", o.ContentType, "content type of requests to the API servers")
-	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to each API server")
-	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to each API server")
+	o.Options.AddFlags(fs)
 
 	fs.StringVar(&o.LauncherImage, "launcher-image", o.LauncherImage, "image of the launcher pods (runs virt-launcher, ships virt-imagecopy)")
 	fs.StringVar(&o.LauncherPullPolicy, "launcher-pull-policy", o.LauncherPullPolicy, "pull policy of the launcher image")

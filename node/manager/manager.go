@@ -12,14 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics/legacyregistry"
 	// Register client-go's and the workqueue's metrics.
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
@@ -28,8 +21,8 @@ import (
 	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/hostpath"
 	"kubevirt.dev/virt/node/monitor"
@@ -51,31 +44,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.prepareHostPaths(logger); err != nil {
 		return err
 	}
-	kubeCfg, virtCfg, err := o.restConfigs()
+	kube, virt, err := o.Clients(component + "/" + o.NodeName)
 	if err != nil {
 		return err
 	}
-	kube, err := kubernetes.NewForConfig(kubeCfg)
+	recorder, stopRecorder, err := apiclient.NewRecorder(ctx, kube, corev1.EventSource{Component: component, Host: o.NodeName})
 	if err != nil {
-		return fmt.Errorf("kube-apiserver client: %w", err)
-	}
-	virt, err := virtclient.NewForConfig(virtCfg)
-	if err != nil {
-		return fmt.Errorf("virt-apiserver client: %w", err)
-	}
-
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	defer broadcaster.Shutdown()
-	broadcaster.StartStructuredLogging(3)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	if err := virtv1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component, Host: o.NodeName})
+	defer stopRecorder()
 
 	// Only this node's launcher pods and VMIs: the node never holds, and
 	// with node restriction could not write, anyone else's.
@@ -139,36 +116,6 @@ func (o *Options) prepareHostPaths(logger klog.Logger) error {
 	logger.Info("Launchers' capabilities cache ready", "dir", o.LauncherCapabilitiesCacheDir, "owner", id, "mode", "0700",
 		"created", res.Created, "chowned", res.Chowned, "chmoded", res.Chmoded)
 	return nil
-}
-
-func (o *Options) restConfigs() (kubeCfg, virtCfg *rest.Config, err error) {
-	var base *rest.Config
-	if o.Kubeconfig == "" {
-		// The pod's projected, bound service-account token: the API servers
-		// learn this node from it (authentication.kubernetes.io/node-name).
-		base, err = rest.InClusterConfig()
-	} else {
-		base, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("client configuration: %w", err)
-	}
-	base.UserAgent = component + "/" + o.NodeName
-	base.QPS, base.Burst = o.QPS, o.Burst
-	base.ContentType = o.ContentType
-	if o.ContentType != runtime.ContentTypeJSON {
-		base.AcceptContentTypes = o.ContentType + "," + runtime.ContentTypeJSON
-	}
-	kubeCfg = rest.CopyConfig(base)
-	virtCfg = rest.CopyConfig(base)
-	if o.VirtAPIServerHost != "" {
-		virtCfg.Host = o.VirtAPIServerHost
-		if o.VirtAPIServerCAFile != "" {
-			virtCfg.TLSClientConfig.CAFile = o.VirtAPIServerCAFile
-			virtCfg.TLSClientConfig.CAData = nil
-		}
-	}
-	return kubeCfg, virtCfg, nil
 }
 
 // serve answers /healthz (the process serves), /readyz (its caches are

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
@@ -20,17 +21,8 @@ type Options struct {
 	// KubeletRoot is the kubelet's --root-dir as mounted in this container.
 	KubeletRoot string
 
-	// Kubeconfig is empty in a pod: the in-cluster configuration, whose
-	// bound service-account token names this node to virt-apiserver's
-	// node restriction.
-	Kubeconfig string
-	// VirtAPIServerHost, when set, reaches virt-apiserver directly instead
-	// of through the kube-apiserver's aggregator.
-	VirtAPIServerHost   string
-	VirtAPIServerCAFile string
-	ContentType         string
-	QPS                 float32
-	Burst               int
+	// Options reach the API servers.
+	apiclient.Options
 
 	HeartbeatInterval time.Duration
 	Workers           int
@@ -59,9 +51,7 @@ func NewOptions() *Options {
 	return &Options{
 		NodeName:                     os.Getenv("NODE_NAME"),
 		KubeletRoot:                  "/var/lib/kubelet",
-		ContentType:                  "application/vnd.kubernetes.protobuf",
-		QPS:                          20,
-		Burst:                        40,
+		Options:                      apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 20, Burst: 40},
 		HeartbeatInterval:            heartbeat.DefaultInterval,
 		Workers:                      3,
 		LauncherCallTimeout:          monitor.DefaultConfig.CallTimeout,
@@ -78,14 +68,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default: $NODE_NAME)")
 	fs.StringVar(&o.KubeletRoot, "kubelet-root", o.KubeletRoot, "the kubelet's root directory as seen by this process; launcher sockets are in its pods/ directory")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
-		"kubeconfig of the kube-apiserver; empty in a pod (in-cluster: the pod's bound token, which names its node)")
-	fs.StringVar(&o.VirtAPIServerHost, "virt-apiserver-host", o.VirtAPIServerHost,
-		"URL of virt-apiserver to use directly instead of through the kube-apiserver's aggregator")
-	fs.StringVar(&o.VirtAPIServerCAFile, "virt-apiserver-ca-file", o.VirtAPIServerCAFile, "CA bundle of --virt-apiserver-host's serving certificate")
-	fs.StringVar(&o.ContentType, "content-type", o.ContentType, "content type of requests to the API servers")
-	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to each API server")
-	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to each API server")
+	o.Options.AddFlags(fs)
 
 	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval,
 		"how often the node's heartbeat annotation is renewed (virt-controller's --heartbeat-timeout must be well above)")
