@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -211,15 +209,6 @@ func (s *Server) unwatch(ch chan *apiv1.DomainEvent) {
 		delete(s.watchers, ch)
 		close(ch)
 	}
-}
-
-// marshalDomain is the final-state file's format.
-func marshalDomain(d *apiv1.Domain) ([]byte, error) {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("marshal domain: %w", err)
-	}
-	return append(b, '\n'), nil
 }
 
 func typesUID(uid string) types.UID { return types.UID(uid) }

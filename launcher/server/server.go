@@ -347,7 +347,7 @@ func writeFinal(path string, d *apiv1.Domain) error {
 	if path == "" {
 		return nil
 	}
-	data, err := marshalDomain(d)
+	data, err := apiv1.MarshalFinalState(d)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -141,7 +140,7 @@ func (s *Server) End(detail string) {
 	defer s.mu.Unlock()
 	s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_SHUTOFF, detail
 	s.domain.StopReason = apiv1.StopReasonOfDetail(detail)
-	data, err := protojson.Marshal(s.domain)
+	data, err := apiv1.MarshalFinalState(s.domain)
 	if err == nil {
 		err = os.WriteFile(layout.FinalStateFile(s.dir), data, 0o644)
 	}

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 )
@@ -24,9 +22,8 @@ func ReadFinalState(privateDir string) (*apiv1.Domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read final state: %w", err)
 	}
-	d := &apiv1.Domain{}
-	// Unknown fields come from newer launchers: fields are only added.
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, d); err != nil {
+	d, err := apiv1.UnmarshalFinalState(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse final state %s: %w", path, err)
 	}
 	return d, nil
