@@ -17,7 +17,6 @@ import (
 
 // Container names of the launcher pod.
 const (
-	ComputeContainer    = "compute"
 	ToolsContainer      = "virt-tools"
 	KernelBootContainer = "kernel-boot"
 	// containerDiskPrefix + volume name is the init container that copies a
@@ -82,7 +81,7 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 	v := newVolumes(vmi, cfg)
 
 	compute := corev1.Container{
-		Name:            ComputeContainer,
+		Name:            layout.ComputeContainer,
 		Image:           cfg.LauncherImage,
 		ImagePullPolicy: cfg.LauncherPullPolicy,
 		Command:         []string{LauncherBinary},
@@ -132,7 +131,7 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			Labels:    labels,
 			Annotations: map[string]string{
 				// kubectl logs and exec pick the launcher without -c.
-				"kubectl.kubernetes.io/default-container": ComputeContainer,
+				"kubectl.kubernetes.io/default-container": layout.ComputeContainer,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, virtv1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))},
 		},

@@ -29,7 +29,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/launcherpod"
-	"kubevirt.dev/virt/controllers/node"
+	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/controllers/virtualmachineinstance"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
@@ -178,7 +178,7 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	nodeCtrl, err := node.New(ctx, virt, cluster.Core().V1().Nodes(), vmis, recorder, o.HeartbeatTimeout, c)
+	nodeCtrl, err := nodehealth.New(ctx, virt, cluster.Core().V1().Nodes(), vmis, recorder, o.HeartbeatTimeout, c)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
-	"kubevirt.dev/virt/controllers/node"
+	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/launcher/layout"
@@ -56,7 +56,7 @@ func NewOptions() *Options {
 		LauncherRunAsUser:         layout.DefaultRunAsUser,
 		LauncherCapabilitiesCache: true,
 		LauncherGraceMargin:       15 * time.Second,
-		HeartbeatTimeout:          node.DefaultHeartbeatTimeout,
+		HeartbeatTimeout:          nodehealth.DefaultHeartbeatTimeout,
 		Backoff:                   virtualmachine.DefaultBackoff,
 		Workers:                   3,
 		BindAddress:               ":8080",

@@ -22,6 +22,7 @@ import (
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
+	"kubevirt.dev/virt/internal/vmipod"
 )
 
 // Event reasons on the VMI.
@@ -72,7 +73,7 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "virtualmachineinstance", Clock: c},
 		),
 	}
-	if err := pods.Informer().AddIndexers(cache.Indexers{launcherpod.VMIUIDIndex: launcherpod.IndexByVMIUID}); err != nil {
+	if err := pods.Informer().AddIndexers(cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID}); err != nil {
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
@@ -148,7 +149,7 @@ func (c *Controller) enqueue(obj any) {
 
 func (c *Controller) addPod(obj any) {
 	pod := obj.(*corev1.Pod)
-	key := launcherpod.VMIKey(pod)
+	key := vmipod.VMIKey(pod)
 	if key == "" {
 		return
 	}
@@ -165,7 +166,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		// A resync: nothing changed that a sync could act on.
 		return
 	}
-	key := launcherpod.VMIKey(pod)
+	key := vmipod.VMIKey(pod)
 	if key == "" {
 		return
 	}
@@ -190,7 +191,7 @@ func (c *Controller) deletePod(obj any) {
 			return
 		}
 	}
-	key := launcherpod.VMIKey(pod)
+	key := vmipod.VMIKey(pod)
 	if key == "" {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/internal/vmipod"
 )
 
 // TestSchedulingTransitions covers every state of a VMI before the hand-off:
@@ -425,11 +426,11 @@ func TestFinalPhaseDeletesRunningPod(t *testing.T) {
 // TestPodEventsFindTheirVMI: events of pods of other owners are ignored.
 func TestPodEventsFindTheirVMI(t *testing.T) {
 	pod := newPod(newVMI())
-	if got := launcherpod.VMIKey(pod); got != "ns/vmi1" {
+	if got := vmipod.VMIKey(pod); got != "ns/vmi1" {
 		t.Errorf("vmiKey = %q, want ns/vmi1", got)
 	}
 	pod.OwnerReferences[0].Kind = "ReplicaSet"
-	if got := launcherpod.VMIKey(pod); got != "" {
+	if got := vmipod.VMIKey(pod); got != "" {
 		t.Errorf("vmiKey of a ReplicaSet's pod = %q, want none", got)
 	}
 	if launcherpod.Name(newVMI()) != newPod(newVMI()).Name {

@@ -25,6 +25,7 @@ import (
 	"kubevirt.dev/virt/controllers/launcherpod"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 var testPodConfig = launcherpod.Config{LauncherImage: "virt-launcher:test", GracePeriodMargin: 15, RunAsUser: ptr.To[int64](107)}
@@ -271,7 +272,7 @@ func podDeleting(p *corev1.Pod) {
 
 func computeTerminated(p *corev1.Pod) {
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name:  launcherpod.ComputeContainer,
+		Name:  layout.ComputeContainer,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}},
 	}}
 }

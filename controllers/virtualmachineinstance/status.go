@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // nextStatus is the status of a VMI that is not yet handed off, given its
@@ -114,7 +114,7 @@ func podReady(pod *corev1.Pod) bool {
 
 func computeImage(pod *corev1.Pod) string {
 	for _, c := range pod.Spec.Containers {
-		if c.Name == launcherpod.ComputeContainer {
+		if c.Name == layout.ComputeContainer {
 			return c.Image
 		}
 	}

@@ -16,8 +16,9 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/finalizer"
 	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/internal/finalizer"
+	"kubevirt.dev/virt/internal/vmipod"
 )
 
 // sync brings the VMI of key one step closer to its wanted state.
@@ -52,7 +53,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case vmi.Status.Phase.IsFinal():
 		// The guest is down for good: free the node's resources. Pods that
 		// ended keep their logs until the VMI is deleted.
-		return c.deletePods(ctx, key, vmi, filter(alive(pods), func(p *corev1.Pod) bool { return !launcherpod.Exited(p) }))
+		return c.deletePods(ctx, key, vmi, filter(alive(pods), func(p *corev1.Pod) bool { return !vmipod.Exited(p) }))
 	case vmi.Status.NodeName != "":
 		// Handed off: the node daemon owns the VMI until it ends.
 		return nil
@@ -133,7 +134,7 @@ func (c *Controller) syncDeleting(ctx context.Context, key string, vmi *virtv1.V
 		!finalizer.Has(vmi, virtv1.GuestShutdownFinalizer) ||
 		vmi.Status.Phase.IsFinal() ||
 		len(pods) == 0 ||
-		slices.ContainsFunc(pods, launcherpod.Exited)
+		slices.ContainsFunc(pods, vmipod.Exited)
 	if !guestDown {
 		return nil
 	}
@@ -215,7 +216,7 @@ func (c *Controller) updateStatus(ctx context.Context, vmi *virtv1.VirtualMachin
 
 // launcherPods are the pods in the cache whose controller is vmi, oldest first.
 func (c *Controller) launcherPods(vmi *virtv1.VirtualMachineInstance) ([]*corev1.Pod, error) {
-	objs, err := c.podIndexer.ByIndex(launcherpod.VMIUIDIndex, string(vmi.UID))
+	objs, err := c.podIndexer.ByIndex(vmipod.VMIUIDIndex, string(vmi.UID))
 	if err != nil {
 		return nil, fmt.Errorf("list launcher pods of %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}

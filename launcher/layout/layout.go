@@ -2,6 +2,10 @@ package layout
 
 import "path/filepath"
 
+// ComputeContainer is the name of the launcher pod's container that runs
+// virt-launcher: the controller builds it, the node reads its termination.
+const ComputeContainer = "compute"
+
 // Volumes of the launcher pod and where the launcher container mounts them.
 const (
 	// PrivateVolume is an emptyDir holding the launcher's socket, the

@@ -20,10 +20,10 @@ import (
 	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/launcherpod"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
+	"kubevirt.dev/virt/internal/vmipod"
 	"kubevirt.dev/virt/node/monitor"
 )
 
@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 	}
 	// A launcher's news enqueue its VMI: the sync reads them from the monitor.
 	ctrl.monitor = monitor.New(ctx, cfg.Monitor, c, ctrl.queue.Add)
-	if err := pods.Informer().AddIndexers(cache.Indexers{launcherpod.VMIUIDIndex: launcherpod.IndexByVMIUID}); err != nil {
+	if err := pods.Informer().AddIndexers(cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID}); err != nil {
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
@@ -200,7 +200,7 @@ func (c *Controller) enqueue(obj any) {
 // virt-controller it also trusts the VMINameLabel of a pod without the owner
 // reference.
 func vmiKeyOf(pod *corev1.Pod) string {
-	if key := launcherpod.VMIKey(pod); key != "" {
+	if key := vmipod.VMIKey(pod); key != "" {
 		return key
 	}
 	if name := pod.Labels[virtv1.VMINameLabel]; name != "" {

@@ -8,7 +8,7 @@
 //   - Scheduled, launcher ready, no domain yet: launcher Sync, then one
 //     status write to Running (Ready, SoftwareEmulation, interfaces).
 //   - Domain events: Paused/Running; the end of the domain: Succeeded or
-//     Failed with the reason (node/status). A launcher that went away tells
+//     Failed with the reason (node/vmistatus). A launcher that went away tells
 //     how its guest ended through its final-state file or exit code.
 //   - Deletion: launcher Shutdown with the VMI's grace period; once the
 //     domain is gone, the final phase and the removal of the

@@ -27,7 +27,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/launcherpod"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
 	"kubevirt.dev/virt/launcher/layout"
@@ -388,14 +387,14 @@ func launcherPodOf(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, virtv1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))},
 		},
-		Spec: corev1.PodSpec{NodeName: testNode, Containers: []corev1.Container{{Name: launcherpod.ComputeContainer}}},
+		Spec: corev1.PodSpec{NodeName: testNode, Containers: []corev1.Container{{Name: layout.ComputeContainer}}},
 		Status: corev1.PodStatus{
 			Phase:      corev1.PodRunning,
 			PodIP:      "198.18.0.9",
 			PodIPs:     []corev1.PodIP{{IP: "198.18.0.9"}},
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{
-				Name: launcherpod.ComputeContainer, Ready: true,
+				Name: layout.ComputeContainer, Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
 			}},
 		},

@@ -16,12 +16,12 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/finalizer"
-	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/internal/finalizer"
+	"kubevirt.dev/virt/internal/vmipod"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/monitor"
-	vmistatus "kubevirt.dev/virt/node/status"
+	"kubevirt.dev/virt/node/vmistatus"
 )
 
 // shutdownRecheck is added to a grace period before a VMI being deleted is
@@ -90,7 +90,7 @@ func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		return c.observeGonePod(ctx, vmi)
 	}
 	obs := &observation{pod: pod}
-	if launcherpod.Exited(pod) {
+	if vmipod.Exited(pod) {
 		obs.end = c.endOfPod(ctx, vmi, pod)
 		return obs, nil
 	}
@@ -155,7 +155,7 @@ func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 		end := vmistatus.EndOfDomain(final)
 		return &end
 	}
-	if t := launcherpod.ComputeTerminated(pod); t != nil {
+	if t := vmipod.ComputeTerminated(pod); t != nil {
 		end := vmistatus.EndOfExit(t, vmi.Status.Phase == virtv1.Running)
 		return &end
 	}
@@ -294,7 +294,7 @@ func (c *Controller) unreachableTooLong(st monitor.State) bool {
 // launcherPod is the VMI's active launcher pod on this node, nil if the
 // cache has none.
 func (c *Controller) launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
-	objs, err := c.podIndexer.ByIndex(launcherpod.VMIUIDIndex, string(vmi.UID))
+	objs, err := c.podIndexer.ByIndex(vmipod.VMIUIDIndex, string(vmi.UID))
 	if err != nil {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/finalizer"
+	"kubevirt.dev/virt/internal/finalizer"
 )
 
 // writeStatus writes next as vmi's status through /status unless it equals

@@ -1,4 +1,4 @@
-package status
+package vmistatus
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-// Package status computes what virt-handler writes into a VMI's status from
+// Package vmistatus computes what virt-handler writes into a VMI's status from
 // what it observed: the launcher's domain, the launcher pod, and how the
 // guest ended. The functions are pure; the controller does the I/O.
 //
@@ -9,4 +9,4 @@
 // through untouched. A condition keeps its lastTransitionTime while its
 // status stays, and no probe times are written, so observing an unchanged
 // guest yields an identical status: the controller writes only on change.
-package status
+package vmistatus

@@ -3,4 +3,7 @@
 // metadata.finalizers that carries the resourceVersion the decision was made
 // on, so a decision taken on a stale cache fails with a conflict instead of
 // releasing an object whose state has moved on.
+//
+// virt-controller and virt-handler both remove finalizers through it. It must
+// not import controllers/ or node/.
 package finalizer

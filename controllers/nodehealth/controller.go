@@ -1,4 +1,4 @@
-package node
+package nodehealth
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/controllers/finalizer"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
+	"kubevirt.dev/virt/internal/finalizer"
 )
 
 // vmiNodeIndex indexes VMIs by status.nodeName.

@@ -1,10 +1,11 @@
-package launcherpod
+package vmipod
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // VMIUIDIndex is the name of the informer index that IndexByVMIUID
@@ -46,7 +47,7 @@ func Exited(pod *corev1.Pod) bool {
 // while it has not terminated.
 func ComputeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == ComputeContainer && cs.State.Terminated != nil {
+		if cs.Name == layout.ComputeContainer && cs.State.Terminated != nil {
 			return cs.State.Terminated
 		}
 	}
