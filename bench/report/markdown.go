@@ -23,7 +23,7 @@ func Write(path string, r *Results) error {
 		w("Options of the run: `%s`.\n", r.Flags)
 	}
 	w("Every number below comes from that one run on one machine, side by side; ratios compare numbers of the same run.\n")
-	w("Regenerate with `make bench`; re-render from the saved results with `go run ./bench/cmd/virt-bench --from-json docs/performance.json`.\n\n")
+	w("Regenerate with `make bench`; re-render from the saved results with `(cd bench && go build -o ../_output/bin/ ./cmd/virt-bench) && _output/bin/virt-bench --from-json docs/performance.json`.\n\n")
 	w("![charts](%s)\n\n", filepath.Base(png))
 	writeMachine(w, r)
 	verdicts := targetVerdicts(r)
