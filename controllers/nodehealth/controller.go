@@ -226,13 +226,7 @@ func (c *Controller) release(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	logger := klog.FromContext(ctx).WithValues("vmi", klog.KObj(vmi))
 	if !vmi.Status.Phase.IsFinal() {
 		next := vmi.DeepCopy()
-		next.Status.Phase, next.Status.Reason = virtv1.Failed, virtv1.ReasonNodeUnresponsive
-		next.Status.PhaseTransitionTimestamps = append(next.Status.PhaseTransitionTimestamps,
-			virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: virtv1.Failed, PhaseTransitionTimestamp: metav1.NewTime(c.clock.Now())})
-		if cond := next.Status.Condition(virtv1.VirtualMachineInstanceReady); cond != nil && cond.Status != corev1.ConditionFalse {
-			cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, virtv1.ReasonNodeUnresponsive, msg
-			cond.LastTransitionTime = metav1.NewTime(c.clock.Now())
-		}
+		next.Status.Fail(virtv1.ReasonNodeUnresponsive, msg, metav1.NewTime(c.clock.Now()))
 		updated, err := c.virt.VirtualizationV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -375,7 +375,7 @@ func TestForeignVMICondition(t *testing.T) {
 	if err := f.sync(vm); err != nil {
 		t.Fatal(err)
 	}
-	c := condition(f.vm().Status.Conditions, virtv1.VirtualMachineFailure)
+	c := f.vm().Status.Condition(virtv1.VirtualMachineFailure)
 	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != reasonVMIExists {
 		t.Errorf("Failure condition %+v, want VMIExists", c)
 	}

@@ -55,15 +55,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if vmi != nil && !metav1.IsControlledBy(vmi, vm) {
 		// Someone else's VMI holds the name: touching it could stop a
 		// guest this VM does not own.
-		status.Conditions = setCondition(status.Conditions, virtv1.VirtualMachineCondition{
+		status.SetCondition(virtv1.VirtualMachineCondition{
 			Type: virtv1.VirtualMachineFailure, Status: corev1.ConditionTrue, Reason: reasonVMIExists,
 			Message: fmt.Sprintf("VMI %s exists and is not controlled by this VM", vmi.Name),
 		}, metav1.NewTime(now))
 		_, err := c.writeStatus(ctx, vm, status, nil, false)
 		return err
 	}
-	if f := condition(status.Conditions, virtv1.VirtualMachineFailure); f != nil && f.Reason == reasonVMIExists {
-		status.Conditions = removeCondition(status.Conditions, virtv1.VirtualMachineFailure)
+	if f := status.Condition(virtv1.VirtualMachineFailure); f != nil && f.Reason == reasonVMIExists {
+		status.RemoveCondition(virtv1.VirtualMachineFailure)
 	}
 
 	sf, recheck := c.backoff.startFailure(vm, vmi, now)
@@ -103,13 +103,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		vmi, actErr = c.createInstance(ctx, key, vm)
 		if actErr != nil && !apierrors.IsAlreadyExists(actErr) {
-			status.Conditions = setCondition(status.Conditions, virtv1.VirtualMachineCondition{
+			status.SetCondition(virtv1.VirtualMachineCondition{
 				Type: virtv1.VirtualMachineFailure, Status: corev1.ConditionTrue, Reason: ReasonFailedCreate,
 				Message: actErr.Error(),
 			}, metav1.NewTime(now))
 		}
 		if vmi != nil {
-			status.Conditions = removeCondition(status.Conditions, virtv1.VirtualMachineFailure)
+			status.RemoveCondition(virtv1.VirtualMachineFailure)
 		}
 	case vmi.DeletionTimestamp != nil:
 		// Stopping already; the next instance comes once it is gone.
@@ -148,7 +148,7 @@ func (c *Controller) writeStatus(ctx context.Context, vm *virtv1.VirtualMachine,
 		ready = readyCondition(&virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: now}}})
 	}
 	status.Ready = ready.Status == corev1.ConditionTrue
-	status.Conditions = setCondition(status.Conditions, ready, metav1.NewTime(now))
+	status.SetCondition(ready, metav1.NewTime(now))
 	status.ObservedGeneration = vm.Generation
 	status.PrintableStatus = printableStatus(vm, vmi, stopping, status.StartFailure, now)
 	if equality.Semantic.DeepEqual(vm.Status, *status) {

@@ -76,7 +76,7 @@ func TestSchedulingTransitions(t *testing.T) {
 		wantWrites: 1,
 		wantPodSched: &virtv1.VirtualMachineInstanceCondition{
 			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionFalse, Reason: virtv1.ReasonUnschedulable,
-			Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+			Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.", LastTransitionTime: podConditionTime,
 		},
 	}, {
 		name: "a running launcher that is not ready yet is not handed off",
@@ -89,7 +89,7 @@ func TestSchedulingTransitions(t *testing.T) {
 		wantPods:   1,
 		wantWrites: 1, // PodScheduled went from False to True: worth telling at once
 		wantPodSched: &virtv1.VirtualMachineInstanceCondition{
-			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionTrue,
+			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: podConditionTime,
 		},
 	}, {
 		name:       "a ready launcher hands the VMI to its node",
@@ -101,7 +101,7 @@ func TestSchedulingTransitions(t *testing.T) {
 		wantWrites: 1,
 		wantEvent:  "Normal Scheduled",
 		wantPodSched: &virtv1.VirtualMachineInstanceCondition{
-			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionTrue,
+			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: podConditionTime,
 		},
 	}, {
 		name:       "a failed pod fails the VMI",

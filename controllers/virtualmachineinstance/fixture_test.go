@@ -238,9 +238,13 @@ func newPod(vmi *virtv1.VirtualMachineInstance, mutate ...func(*corev1.Pod)) *co
 }
 
 // Mutations of test pods.
+// podConditionTime is when the kubelet or scheduler set a pod condition: the
+// VMI's mirror of it keeps this time, not the controller's clock.
+var podConditionTime = metav1.NewTime(time.Date(2025, 12, 31, 23, 59, 0, 0, time.UTC))
+
 func podCond(t corev1.PodConditionType, s corev1.ConditionStatus, reason, msg string) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
-		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg})
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: podConditionTime})
 	}
 }
 

@@ -22,34 +22,40 @@ import (
 func nextStatus(old *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) (*virtv1.VirtualMachineInstanceStatus, bool) {
 	s := old.DeepCopy()
 	switch {
-	case pod.DeletionTimestamp != nil:
-		s.Phase, s.Reason = virtv1.Failed, virtv1.ReasonPodDeleted
-	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+	case pod.DeletionTimestamp != nil, pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
 		// A launcher that exits before the hand-off never ran a guest,
 		// whatever its exit code.
-		s.Phase, s.Reason = virtv1.Failed, virtv1.ReasonPodFailed
+		s.Fail(podFailureReason(pod), failureMessage(pod), now)
 	case pod.Status.Phase == corev1.PodRunning && podReady(pod) && pod.Spec.NodeName != "":
-		s.Phase = virtv1.Scheduled
+		s.SetPhase(virtv1.Scheduled, "", now)
 		s.NodeName = pod.Spec.NodeName
 		s.LauncherContainerImageVersion = computeImage(pod)
 	default:
-		s.Phase = virtv1.Scheduling
+		s.SetPhase(virtv1.Scheduling, "", now)
 	}
 	s.ActivePods = map[types.UID]string{pod.UID: pod.Spec.NodeName}
 	if c := podCondition(pod, corev1.PodScheduled); c != nil {
-		setCondition(s, virtv1.VirtualMachineInstanceCondition{
+		// Mirrored with the pod's own times: they say when the scheduler
+		// decided, not when this controller noticed.
+		s.SetCondition(virtv1.VirtualMachineInstanceCondition{
 			Type:               virtv1.VirtualMachineInstancePodScheduled,
 			Status:             c.Status,
 			LastProbeTime:      c.LastProbeTime,
 			LastTransitionTime: c.LastTransitionTime,
 			Reason:             c.Reason,
 			Message:            c.Message,
-		})
-	}
-	if s.Phase != old.Phase {
-		setPhaseTimestamp(s, now)
+		}, now)
 	}
 	return s, eagerChange(old, s)
+}
+
+// podFailureReason is the VMI's reason for a launcher pod that ended or was
+// deleted before the hand-off.
+func podFailureReason(pod *corev1.Pod) string {
+	if pod.DeletionTimestamp != nil {
+		return virtv1.ReasonPodDeleted
+	}
+	return virtv1.ReasonPodFailed
 }
 
 // eagerChange reports whether s differs from old in more than the changes
@@ -73,29 +79,11 @@ func eagerChange(old, s *virtv1.VirtualMachineInstanceStatus) bool {
 	}
 }
 
-// failedStatus is old moved to Failed for reason.
-func failedStatus(old *virtv1.VirtualMachineInstanceStatus, reason string, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
+// failedStatus is old moved to Failed for reason, message saying why.
+func failedStatus(old *virtv1.VirtualMachineInstanceStatus, reason, message string, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
 	s := old.DeepCopy()
-	s.Phase, s.Reason = virtv1.Failed, reason
-	if s.Phase != old.Phase {
-		setPhaseTimestamp(s, now)
-	}
+	s.Fail(reason, message, now)
 	return s
-}
-
-func setPhaseTimestamp(s *virtv1.VirtualMachineInstanceStatus, now metav1.Time) {
-	s.PhaseTransitionTimestamps = append(s.PhaseTransitionTimestamps, virtv1.VirtualMachineInstancePhaseTransitionTimestamp{
-		Phase:                    s.Phase,
-		PhaseTransitionTimestamp: now,
-	})
-}
-
-func setCondition(s *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition) {
-	if old := s.Condition(c.Type); old != nil {
-		*old = c
-		return
-	}
-	s.Conditions = append(s.Conditions, c)
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

@@ -74,8 +74,9 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 		if err != nil || left {
 			return err
 		}
-		return c.updateStatus(ctx, vmi, failedStatus(&vmi.Status, virtv1.ReasonPodDeleted, c.now()),
-			corev1.EventTypeWarning, virtv1.ReasonPodDeleted, "the launcher pod disappeared before the VMI was handed to a node")
+		const msg = "the launcher pod disappeared before the VMI was handed to a node"
+		return c.updateStatus(ctx, vmi, failedStatus(&vmi.Status, virtv1.ReasonPodDeleted, msg, c.now()),
+			corev1.EventTypeWarning, virtv1.ReasonPodDeleted, msg)
 	}
 	// Only one pod is ever created per VMI (its name is a function of the
 	// VMI's UID); any other pod claiming the VMI is not ours to run.
@@ -90,7 +91,7 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 	eventType, reason, msg := corev1.EventTypeNormal, "", ""
 	switch status.Phase {
 	case virtv1.Failed:
-		eventType, reason, msg = corev1.EventTypeWarning, status.Reason, failureMessage(pod)
+		eventType, reason, msg = corev1.EventTypeWarning, status.Reason, status.Condition(virtv1.VirtualMachineInstanceReady).Message
 	case virtv1.Scheduled:
 		reason, msg = ReasonHandedOff, fmt.Sprintf("launcher pod %s is ready on node %s; the node takes over", pod.Name, status.NodeName)
 	}

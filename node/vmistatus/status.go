@@ -26,36 +26,40 @@ const (
 // used.
 func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain, info *apiv1.InfoResponse, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
 	s := vmi.Status.DeepCopy()
-	setPhase(s, virtv1.Running, "", now)
+	s.SetPhase(virtv1.Running, "", now)
 
 	switch d.GetState() {
 	case apiv1.DomainState_DOMAIN_STATE_RUNNING, apiv1.DomainState_DOMAIN_STATE_BLOCKED, apiv1.DomainState_DOMAIN_STATE_SHUTTING_DOWN:
-		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "", now)
-		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+		s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
+		s.RemoveCondition(virtv1.VirtualMachineInstancePaused)
 	case apiv1.DomainState_DOMAIN_STATE_PAUSED:
 		msg := "The guest's vCPUs are paused"
 		if d.GetReason() != "" {
 			msg += " (libvirt: " + d.GetReason() + ")"
 		}
-		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonPaused, msg, now)
-		setCondition(s, virtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, ReasonPaused, msg, now)
+		s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonPaused, msg), now)
+		s.SetCondition(condition(virtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, ReasonPaused, msg), now)
 	case apiv1.DomainState_DOMAIN_STATE_PMSUSPENDED:
-		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonSuspended, "The guest is suspended", now)
-		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+		s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonSuspended, "The guest is suspended"), now)
+		s.RemoveCondition(virtv1.VirtualMachineInstancePaused)
 	default:
-		setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonNotRunning,
-			fmt.Sprintf("The domain is %s", strings.TrimPrefix(d.GetState().String(), "DOMAIN_STATE_")), now)
-		removeCondition(s, virtv1.VirtualMachineInstancePaused)
+		s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonNotRunning,
+			fmt.Sprintf("The domain is %s", strings.TrimPrefix(d.GetState().String(), "DOMAIN_STATE_"))), now)
+		s.RemoveCondition(virtv1.VirtualMachineInstancePaused)
 	}
 
 	if d.GetSoftwareEmulation() {
-		setCondition(s, virtv1.VirtualMachineInstanceSoftwareEmulation, corev1.ConditionTrue, virtv1.ReasonSoftwareEmulation,
-			softwareEmulationMessage(info), now)
+		s.SetCondition(condition(virtv1.VirtualMachineInstanceSoftwareEmulation, corev1.ConditionTrue,
+			virtv1.ReasonSoftwareEmulation, softwareEmulationMessage(info)), now)
 	} else {
-		removeCondition(s, virtv1.VirtualMachineInstanceSoftwareEmulation)
+		s.RemoveCondition(virtv1.VirtualMachineInstanceSoftwareEmulation)
 	}
 	s.Interfaces = interfaces(vmi, pod, d)
 	return s
+}
+
+func condition(t virtv1.VirtualMachineInstanceConditionType, st corev1.ConditionStatus, reason, message string) virtv1.VirtualMachineInstanceCondition {
+	return virtv1.VirtualMachineInstanceCondition{Type: t, Status: st, Reason: reason, Message: message}
 }
 
 func softwareEmulationMessage(info *apiv1.InfoResponse) string {
@@ -70,9 +74,7 @@ func softwareEmulationMessage(info *apiv1.InfoResponse) string {
 // SoftwareEmulation stay as they were: they describe the guest that ran.
 func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
 	s := vmi.Status.DeepCopy()
-	setPhase(s, end.Phase, end.Reason, now)
-	setCondition(s, virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, end.Reason, end.Message, now)
-	removeCondition(s, virtv1.VirtualMachineInstancePaused)
+	s.End(end.Phase, end.Reason, end.Message, now)
 	return s
 }
 
@@ -110,38 +112,4 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Do
 		out = append(out, iface)
 	}
 	return out
-}
-
-func setPhase(s *virtv1.VirtualMachineInstanceStatus, phase virtv1.VirtualMachineInstancePhase, reason string, now metav1.Time) {
-	if s.Phase != phase {
-		s.PhaseTransitionTimestamps = append(s.PhaseTransitionTimestamps, virtv1.VirtualMachineInstancePhaseTransitionTimestamp{
-			Phase: phase, PhaseTransitionTimestamp: now,
-		})
-	}
-	s.Phase, s.Reason = phase, reason
-}
-
-// setCondition sets condition t; its transition time moves only when its
-// status changes.
-func setCondition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType,
-	st corev1.ConditionStatus, reason, message string, now metav1.Time) {
-	c := s.Condition(t)
-	if c == nil {
-		s.Conditions = append(s.Conditions, virtv1.VirtualMachineInstanceCondition{Type: t})
-		c = &s.Conditions[len(s.Conditions)-1]
-	}
-	if c.Status != st {
-		c.LastTransitionTime = now
-	}
-	c.Status, c.Reason, c.Message = st, reason, message
-}
-
-func removeCondition(s *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) {
-	kept := s.Conditions[:0]
-	for _, c := range s.Conditions {
-		if c.Type != t {
-			kept = append(kept, c)
-		}
-	}
-	s.Conditions = kept
 }

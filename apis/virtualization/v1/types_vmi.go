@@ -113,12 +113,7 @@ func (p VirtualMachineInstancePhase) IsFinal() bool {
 // Condition is the condition of type t, nil if s has none. The pointer is
 // into s.Conditions: writing through it changes s.
 func (s *VirtualMachineInstanceStatus) Condition(t VirtualMachineInstanceConditionType) *VirtualMachineInstanceCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
+	return findCondition(s.Conditions, string(t))
 }
 
 // VirtualMachineInstanceStatus is the observed state of a VMI.

@@ -30,8 +30,9 @@ var phaseTransitions = map[virtualization.VirtualMachineInstancePhase]sets.Set[v
 var phasesOnANode = sets.New(virtualization.Scheduled, virtualization.Running, virtualization.Unknown)
 
 // ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's
-// status: phases move only forward, and the node a VMI was handed to never
-// changes.
+// status: phases move only forward, each change of phase appends its
+// transition to a history that is never rewritten, and the node a VMI was
+// handed to never changes.
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
@@ -46,6 +47,7 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.Virtual
 				fmt.Sprintf("a VMI cannot go from %s to %s", phaseName(o.Phase), s.Phase)))
 		}
 	}
+	allErrs = append(allErrs, validatePhaseTransitions(s, o, statusPath.Child("phaseTransitionTimestamps"))...)
 	if o.NodeName != "" && s.NodeName != o.NodeName {
 		allErrs = append(allErrs, field.Invalid(statusPath.Child("nodeName"), s.NodeName,
 			fmt.Sprintf("the VMI was handed to node %q and cannot move to another node", o.NodeName)))
@@ -71,6 +73,27 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.Virtual
 		}
 	}
 	return allErrs
+}
+
+// validatePhaseTransitions checks that the history of phases only grows, by
+// exactly the entry of the new phase when the phase changes. Entries are
+// compared to the second: JSON, which some clients write, keeps no more.
+func validatePhaseTransitions(s, o *virtualization.VirtualMachineInstanceStatus, fldPath *field.Path) field.ErrorList {
+	ts, old := s.PhaseTransitionTimestamps, o.PhaseTransitionTimestamps
+	for i := range old {
+		if i >= len(ts) || ts[i].Phase != old[i].Phase || ts[i].PhaseTransitionTimestamp.Unix() != old[i].PhaseTransitionTimestamp.Unix() {
+			return field.ErrorList{field.Forbidden(fldPath.Index(i), "the recorded phase transitions cannot be changed or removed, only appended to")}
+		}
+	}
+	added := ts[len(old):]
+	switch {
+	case s.Phase == o.Phase && len(added) > 0:
+		return field.ErrorList{field.Forbidden(fldPath.Index(len(old)), fmt.Sprintf("the phase stays %s: no transition to record", phaseName(s.Phase)))}
+	case s.Phase != o.Phase && (len(added) != 1 || added[0].Phase != s.Phase):
+		return field.ErrorList{field.Required(fldPath.Index(len(old)),
+			fmt.Sprintf("a change of phase to %s appends exactly its transition (phase %s and its time; the API type's SetPhase does)", s.Phase, s.Phase))}
+	}
+	return nil
 }
 
 func validateConditions(conditions []virtualization.VirtualMachineInstanceCondition, fldPath *field.Path) field.ErrorList {

@@ -181,26 +181,65 @@ func TestValidateVirtualMachineInstanceUpdate(t *testing.T) {
 }
 
 func TestValidateVirtualMachineInstanceStatusUpdate(t *testing.T) {
+	// P is a VMI in phase p on node, its history the phases passed through
+	// to get there (SetPhase records them).
 	P := func(p virtualization.VirtualMachineInstancePhase, node string) *virtualization.VirtualMachineInstance {
 		v := validVMI()
 		v.ResourceVersion = "1"
-		v.Status.Phase, v.Status.NodeName = p, node
+		v.Status.SetPhase(p, "", metav1.Unix(100, 0))
+		v.Status.NodeName = node
 		return v
 	}
+	// next is old moved to phase p on node, recorded as SetPhase does.
+	next := func(old *virtualization.VirtualMachineInstance, p virtualization.VirtualMachineInstancePhase, node string) *virtualization.VirtualMachineInstance {
+		v := old.DeepCopy()
+		v.Status.SetPhase(p, "", metav1.Unix(200, 0))
+		v.Status.NodeName = node
+		return v
+	}
+	unrecorded := func(old *virtualization.VirtualMachineInstance, p virtualization.VirtualMachineInstancePhase) *virtualization.VirtualMachineInstance {
+		v := old.DeepCopy()
+		v.Status.Phase = p
+		return v
+	}
+	rewritten := func(old *virtualization.VirtualMachineInstance, p virtualization.VirtualMachineInstancePhase) *virtualization.VirtualMachineInstance {
+		v := next(old, p, old.Status.NodeName)
+		v.Status.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = metav1.Unix(50, 0)
+		return v
+	}
+	recordedTwice := func(old *virtualization.VirtualMachineInstance, p virtualization.VirtualMachineInstancePhase) *virtualization.VirtualMachineInstance {
+		v := next(old, p, old.Status.NodeName)
+		v.Status.PhaseTransitionTimestamps = append(v.Status.PhaseTransitionTimestamps, v.Status.PhaseTransitionTimestamps[1])
+		return v
+	}
+	running, scheduling := P(virtualization.Running, "node-1"), P(virtualization.Scheduling, "")
 	tests := []struct {
 		name      string
 		old, new  *virtualization.VirtualMachineInstance
 		wantPaths []string
 	}{
-		{"pending to scheduling", P(virtualization.Pending, ""), P(virtualization.Scheduling, ""), nil},
-		{"scheduling to scheduled with node", P(virtualization.Scheduling, ""), P(virtualization.Scheduled, "node-1"), nil},
-		{"scheduled without node", P(virtualization.Scheduling, ""), P(virtualization.Scheduled, ""), []string{"status.nodeName"}},
-		{"running to succeeded", P(virtualization.Running, "node-1"), P(virtualization.Succeeded, "node-1"), nil},
-		{"succeeded to running", P(virtualization.Succeeded, "node-1"), P(virtualization.Running, "node-1"), []string{"status.phase"}},
-		{"failed to pending", P(virtualization.Failed, ""), P(virtualization.Pending, ""), []string{"status.phase"}},
-		{"running back to scheduling", P(virtualization.Running, "node-1"), P(virtualization.Scheduling, "node-1"), []string{"status.phase"}},
-		{"unknown phase", P(virtualization.Running, "node-1"), P("Exploded", "node-1"), []string{"status.phase"}},
-		{"node changes", P(virtualization.Running, "node-1"), P(virtualization.Running, "node-2"), []string{"status.nodeName"}},
+		{"pending to scheduling", P(virtualization.Pending, ""), next(P(virtualization.Pending, ""), virtualization.Scheduling, ""), nil},
+		{"scheduling to scheduled with node", P(virtualization.Scheduling, ""), next(P(virtualization.Scheduling, ""), virtualization.Scheduled, "node-1"), nil},
+		{"scheduled without node", P(virtualization.Scheduling, ""), next(P(virtualization.Scheduling, ""), virtualization.Scheduled, ""), []string{"status.nodeName"}},
+		{"running to succeeded", P(virtualization.Running, "node-1"), next(P(virtualization.Running, "node-1"), virtualization.Succeeded, "node-1"), nil},
+		{"succeeded to running", P(virtualization.Succeeded, "node-1"), next(P(virtualization.Succeeded, "node-1"), virtualization.Running, "node-1"), []string{"status.phase"}},
+		{"failed to pending", P(virtualization.Failed, ""), next(P(virtualization.Failed, ""), virtualization.Pending, ""), []string{"status.phase"}},
+		{"running back to scheduling", P(virtualization.Running, "node-1"), next(P(virtualization.Running, "node-1"), virtualization.Scheduling, "node-1"), []string{"status.phase"}},
+		{"unknown phase", P(virtualization.Running, "node-1"), next(P(virtualization.Running, "node-1"), "Exploded", "node-1"), []string{"status.phase"}},
+		{"node changes", running, next(running, virtualization.Running, "node-2"), []string{"status.nodeName"}},
+		{"phase change not recorded", scheduling, unrecorded(scheduling, virtualization.Failed), []string{"status.phaseTransitionTimestamps[1]"}},
+		{"phase change recorded twice", scheduling, recordedTwice(scheduling, virtualization.Failed), []string{"status.phaseTransitionTimestamps[1]"}},
+		{"history rewritten", scheduling, rewritten(scheduling, virtualization.Failed), []string{"status.phaseTransitionTimestamps[0]"}},
+		{"history dropped", running, func() *virtualization.VirtualMachineInstance {
+			v := running.DeepCopy()
+			v.Status.PhaseTransitionTimestamps = nil
+			return v
+		}(), []string{"status.phaseTransitionTimestamps[0]"}},
+		{"transition without a change of phase", running, func() *virtualization.VirtualMachineInstance {
+			v := running.DeepCopy()
+			v.Status.PhaseTransitionTimestamps = append(v.Status.PhaseTransitionTimestamps, v.Status.PhaseTransitionTimestamps[0])
+			return v
+		}(), []string{"status.phaseTransitionTimestamps[1]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

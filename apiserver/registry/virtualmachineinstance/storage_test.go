@@ -190,7 +190,7 @@ func TestStatusUpdate(t *testing.T) {
 	}
 
 	got, err := update(func(vmi *virtualization.VirtualMachineInstance) {
-		vmi.Status.Phase = virtualization.Scheduled
+		vmi.Status.SetPhase(virtualization.Scheduled, "", metav1.Now())
 		vmi.Status.NodeName = "node-1"
 		vmi.Spec.Domain.CPU.Cores = 8            // ignored: status writes keep the spec
 		vmi.Labels = map[string]string{"x": "y"} // ignored too
@@ -208,10 +208,14 @@ func TestStatusUpdate(t *testing.T) {
 		t.Errorf("phaseTransitionTimestamps = %+v, want Pending then Scheduled", ts)
 	}
 
-	if _, err := update(func(vmi *virtualization.VirtualMachineInstance) { vmi.Status.Phase = virtualization.Succeeded }); err != nil {
+	if _, err := update(func(vmi *virtualization.VirtualMachineInstance) {
+		vmi.Status.SetPhase(virtualization.Succeeded, "", metav1.Now())
+	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = update(func(vmi *virtualization.VirtualMachineInstance) { vmi.Status.Phase = virtualization.Running })
+	_, err = update(func(vmi *virtualization.VirtualMachineInstance) {
+		vmi.Status.SetPhase(virtualization.Running, "", metav1.Now())
+	})
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("Succeeded -> Running: err = %v, want Invalid", err)
 	}
@@ -239,7 +243,8 @@ func TestWatchByNode(t *testing.T) {
 	for name, node := range map[string]string{"on-a": "node-a", "on-b": "node-b"} {
 		_, _, err := status.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, obj runtime.Object) (runtime.Object, error) {
 			vmi := obj.(*virtualization.VirtualMachineInstance).DeepCopy()
-			vmi.Status.Phase, vmi.Status.NodeName = virtualization.Scheduled, node
+			vmi.Status.SetPhase(virtualization.Scheduled, "", metav1.Now())
+			vmi.Status.NodeName = node
 			return vmi, nil
 		}), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 		if err != nil {

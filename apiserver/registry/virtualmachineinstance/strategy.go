@@ -60,13 +60,8 @@ func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // and adds the platform's finalizers.
 func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	vmi := obj.(*virtualization.VirtualMachineInstance)
-	now := metav1.Now()
-	vmi.Status = virtualization.VirtualMachineInstanceStatus{
-		Phase: virtualization.Pending,
-		PhaseTransitionTimestamps: []virtualization.VirtualMachineInstancePhaseTransitionTimestamp{
-			{Phase: virtualization.Pending, PhaseTransitionTimestamp: now},
-		},
-	}
+	vmi.Status = virtualization.VirtualMachineInstanceStatus{}
+	vmi.Status.SetPhase(virtualization.Pending, "", metav1.Now())
 	vmi.Generation = 1
 	for _, f := range finalizers {
 		if !slices.Contains(vmi.Finalizers, f) {
@@ -143,8 +138,8 @@ func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	}
 }
 
-// PrepareForUpdate keeps everything but the status, and records when the
-// VMI entered a new phase if the writer did not.
+// PrepareForUpdate keeps everything but the status. The writer records the
+// phase transition it makes (ValidateUpdate refuses one that it did not).
 func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	vmi := obj.(*virtualization.VirtualMachineInstance)
 	oldVMI := old.(*virtualization.VirtualMachineInstance)
@@ -153,13 +148,10 @@ func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Obj
 	vmi.Annotations = oldVMI.Annotations
 	vmi.Finalizers = oldVMI.Finalizers
 	vmi.OwnerReferences = oldVMI.OwnerReferences
-	if ts := vmi.Status.PhaseTransitionTimestamps; vmi.Status.Phase != oldVMI.Status.Phase && (len(ts) == 0 || ts[len(ts)-1].Phase != vmi.Status.Phase) {
-		vmi.Status.PhaseTransitionTimestamps = append(vmi.Status.PhaseTransitionTimestamps,
-			virtualization.VirtualMachineInstancePhaseTransitionTimestamp{Phase: vmi.Status.Phase, PhaseTransitionTimestamp: metav1.Now()})
-	}
 }
 
-// ValidateUpdate checks the phase transition and the node hand-off.
+// ValidateUpdate checks the phase transition, its record, and the node
+// hand-off.
 func (statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	return validation.ValidateVirtualMachineInstanceStatusUpdate(obj.(*virtualization.VirtualMachineInstance), old.(*virtualization.VirtualMachineInstance))
 }

@@ -135,7 +135,15 @@ func TestStatusOnlyThroughStatus(t *testing.T) {
 		t.Errorf("status written through the main resource: %+v", vmi.Status)
 	}
 
-	vmi.Status.Phase = virtv1.Scheduled
+	unrecorded := vmi.DeepCopy()
+	unrecorded.Status.Phase = virtv1.Scheduled
+	unrecorded.Status.NodeName = "node-1"
+	_, err = vmis.UpdateStatus(ctx, unrecorded, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !hasCause(err, "status.phaseTransitionTimestamps[1]") {
+		t.Errorf("a phase change without its transition: err = %v, want 422 on status.phaseTransitionTimestamps[1]", err)
+	}
+
+	vmi.Status.SetPhase(virtv1.Scheduled, "", metav1.Now())
 	vmi.Status.NodeName = "node-1"
 	vmi.Spec.Domain.CPU.Cores = 8
 	vmi, err = vmis.UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
@@ -146,11 +154,11 @@ func TestStatusOnlyThroughStatus(t *testing.T) {
 		t.Errorf("after UpdateStatus: phase %s node %q cores %d, want Scheduled node-1 1", vmi.Status.Phase, vmi.Status.NodeName, vmi.Spec.Domain.CPU.Cores)
 	}
 
-	vmi.Status.Phase = virtv1.Succeeded
+	vmi.Status.SetPhase(virtv1.Succeeded, "", metav1.Now())
 	if vmi, err = vmis.UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	vmi.Status.Phase = virtv1.Running
+	vmi.Status.SetPhase(virtv1.Running, "", metav1.Now())
 	_, err = vmis.UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
 	if !apierrors.IsInvalid(err) || !hasCause(err, "status.phase") {
 		t.Errorf("Succeeded -> Running: err = %v, want 422 on status.phase", err)

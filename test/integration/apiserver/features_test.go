@@ -35,7 +35,8 @@ func TestNodeInformerSeesOnlyItsNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vmi.Status.Phase, vmi.Status.NodeName = virtv1.Scheduled, node
+		vmi.Status.SetPhase(virtv1.Scheduled, "", metav1.Now())
+		vmi.Status.NodeName = node
 		if _, err := vmis.UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,8 @@ func TestNodeRestriction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vmi.Status.Phase, vmi.Status.NodeName = virtv1.Scheduled, node
+		vmi.Status.SetPhase(virtv1.Scheduled, "", metav1.Now())
+		vmi.Status.NodeName = node
 		if _, err := admin.VirtualizationV1().VirtualMachineInstances(ns).UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func TestNodeRestriction(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		vmi.Status.Phase = virtv1.Running
+		vmi.Status.SetPhase(virtv1.Running, "", metav1.Now())
 		_, err = nodeA.UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
 		return err
 	}
