@@ -3,10 +3,13 @@ package machine
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
+
+	"github.com/prometheus/procfs"
 
 	"kubevirt.dev/virt/launcher/kvm"
 )
@@ -31,18 +34,9 @@ type Machine struct {
 // Describe reads the host; fields it cannot read stay empty.
 func Describe(ctx context.Context) (Machine, error) {
 	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Packages: map[string]string{}}
-	m.CPU = firstField("/proc/cpuinfo", "model name")
-	if kb := firstField("/proc/meminfo", "MemTotal"); kb != "" {
-		var n int64
-		for _, c := range strings.TrimSuffix(kb, " kB") {
-			if c >= '0' && c <= '9' {
-				n = n*10 + int64(c-'0')
-			}
-		}
-		m.MemoryMiB = n / 1024
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		describeKernel(&m, fs)
 	}
-	m.Kernel = readTrim("/proc/sys/kernel/osrelease")
-	m.LoadAverage = strings.Join(strings.Fields(readTrim("/proc/loadavg"))[:3], " ")
 	m.OS = firstField("/etc/os-release", "PRETTY_NAME")
 	// The launcher's own test, so the report says what the guests ran on.
 	if ok, why := kvm.Usable(); ok {
@@ -59,9 +53,22 @@ func Describe(ctx context.Context) (Machine, error) {
 	return m, nil
 }
 
-func readTrim(path string) string {
-	b, _ := os.ReadFile(path)
-	return strings.TrimSpace(string(b))
+// describeKernel fills in what /proc says: the CPU's model, the memory,
+// the kernel's release and the load average.
+func describeKernel(m *Machine, fs procfs.FS) {
+	if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+		m.CPU = cpus[0].ModelName
+	}
+	if mem, err := fs.Meminfo(); err == nil && mem.MemTotalBytes != nil {
+		m.MemoryMiB = int64(*mem.MemTotalBytes >> 20)
+	}
+	if release, err := fs.SysctlStrings("kernel.osrelease"); err == nil {
+		m.Kernel = strings.Join(release, " ")
+	}
+	// The kernel prints the load with two decimals: so does the report.
+	if load, err := fs.LoadAvg(); err == nil {
+		m.LoadAverage = fmt.Sprintf("%.2f %.2f %.2f", load.Load1, load.Load5, load.Load15)
+	}
 }
 
 // firstField returns the value of the first "key: value" or key=value line.

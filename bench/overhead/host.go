@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/bench/proc"
 	"kubevirt.dev/virt/bench/startup"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
@@ -170,7 +170,7 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 	pids := []int{launcher.Process.Pid}
 	if libvirtd != nil {
 		pids = append(pids, libvirtd.Process.Pid)
-		pids = append(pids, childrenOf(libvirtd.Process.Pid)...)
+		pids = append(pids, proc.Children(libvirtd.Process.Pid)...)
 	}
 	pids = append(pids, qemuPIDs(dir)...)
 	return measure(setup, dedupe(pids))
@@ -178,44 +178,9 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 
 // qemuPIDs are the QEMU processes whose command line names dir.
 func qemuPIDs(dir string) []int {
-	var out []int
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		pid, err := strconv.Atoi(filepath.Base(p))
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		if err == nil && strings.HasPrefix(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "qemu-system") && strings.Contains(string(b), dir) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// childrenOf are the processes whose parent is pid (libvirtd's helpers).
-func childrenOf(pid int) []int {
-	var out []int
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		b, err := os.ReadFile(filepath.Join(p, "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
-		s := string(b)
-		i := strings.LastIndex(s, ")")
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			if c, err := strconv.Atoi(filepath.Base(p)); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
+	return proc.WithCommandLine(func(args []string) bool {
+		return strings.HasPrefix(filepath.Base(args[0]), "qemu-system") && strings.Contains(strings.Join(args, "\x00"), dir)
+	})
 }
 
 func dedupe(pids []int) []int {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -138,7 +137,7 @@ func measurePod(ctx context.Context, env Env, timeout time.Duration) (m Measurem
 		if err != nil {
 			return m, err
 		}
-		m.Cgroup = podCgroupUsage(pids[0])
+		m.Cgroup = proc.PodMemory(pids[0])
 		if !hasProbe(m) || try == 20 {
 			return m, nil
 		}
@@ -184,34 +183,4 @@ func measure(setup string, pids []int) (Measurement, error) {
 	m.QEMU = split
 	m.PodMinusGuest = m.Own + split.Own
 	return m, nil
-}
-
-// podCgroupUsage is the memory cgroup usage of the pod pid is in (cgroup
-// v1 or v2), 0 when unreadable.
-func podCgroupUsage(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		var file string
-		switch {
-		case strings.Contains(","+parts[1]+",", ",memory,"):
-			file = filepath.Join("/sys/fs/cgroup/memory", filepath.Dir(parts[2]), "memory.usage_in_bytes")
-		case parts[0] == "0" && parts[1] == "":
-			file = filepath.Join("/sys/fs/cgroup", filepath.Dir(parts[2]), "memory.current")
-		default:
-			continue
-		}
-		if v, err := os.ReadFile(file); err == nil {
-			var n int64
-			fmt.Sscan(string(v), &n)
-			return n
-		}
-	}
-	return 0
 }

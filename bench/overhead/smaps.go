@@ -9,7 +9,9 @@ import (
 	"strings"
 )
 
-// mapping is one region of /proc/<pid>/smaps.
+// mapping is one region of /proc/<pid>/smaps. Read here, not through
+// procfs: procfs reads smaps_rollup, the sums, and the split needs each
+// region's size, permissions and RSS.
 type mapping struct {
 	sizeKiB, rssKiB int64
 	perms, path     string

@@ -1,13 +1,13 @@
 package proc
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // MiB is a mebibyte in bytes.
@@ -15,50 +15,49 @@ const MiB = 1 << 20
 
 // RSS is the resident set of a process in bytes (VmRSS).
 func RSS(pid int) (int64, error) {
-	return statusField(pid, "VmRSS:")
-}
-
-func statusField(pid int, name string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	s, err := status(pid)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		fields := strings.Fields(strings.TrimPrefix(line, name))
-		if len(fields) < 1 {
-			break
-		}
-		kib, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("pid %d %s %q: %w", pid, name, line, err)
-		}
-		return kib << 10, nil
-	}
-	return 0, fmt.Errorf("pid %d: no %s in /proc/%d/status", pid, name, pid)
+	return int64(s.VmRSS), nil
 }
 
 // Anon is the anonymous part of a process's resident set (RssAnon): its
 // private memory, as opposed to file pages shared with other processes.
 func Anon(pid int) (int64, error) {
-	return statusField(pid, "RssAnon:")
+	s, err := status(pid)
+	if err != nil {
+		return 0, err
+	}
+	return int64(s.RssAnon), nil
 }
 
-// Comm is a process's command name.
+// status is a process's /proc/<pid>/status. Kernel threads and zombies
+// have no memory lines, which procfs reads as zeros: callers skip such
+// processes by the error, as they did when the lines were looked up.
+func status(pid int) (procfs.ProcStatus, error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return procfs.ProcStatus{}, err
+	}
+	s, err := p.NewStatus()
+	if err != nil {
+		return s, fmt.Errorf("pid %d status: %w", pid, err)
+	}
+	if s.VmRSS == 0 {
+		return s, fmt.Errorf("pid %d: no VmRSS in /proc/%d/status", pid, pid)
+	}
+	return s, nil
+}
+
+// Comm is a process's command name, empty when it is gone.
 func Comm(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return strings.TrimSpace(string(b))
-}
-
-// Cmdline is a process's command line, arguments joined by spaces.
-func Cmdline(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return ""
+	}
+	c, _ := p.Comm()
+	return c
 }
 
 // PodPIDs are the processes whose cgroup belongs to the pod of uid: the
@@ -66,31 +65,96 @@ func Cmdline(pid int) string {
 // underscores> (systemd).
 func PodPIDs(uid string) ([]int, error) {
 	needles := []string{"pod" + uid, "pod" + strings.ReplaceAll(uid, "-", "_")}
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
+	pids := matching(func(p procfs.Proc) bool {
+		cgroups, err := p.Cgroups()
 		if err != nil {
-			continue
+			return false // gone meanwhile
 		}
-		cg, err := os.ReadFile(filepath.Join(d, "cgroup"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		for _, n := range needles {
-			if bytes.Contains(cg, []byte(n)) {
-				pids = append(pids, pid)
-				break
+		for _, cg := range cgroups {
+			for _, n := range needles {
+				if strings.Contains(cg.Path, n) {
+					return true
+				}
 			}
 		}
-	}
+		return false
+	})
 	if len(pids) == 0 {
 		return nil, fmt.Errorf("no process in the cgroup of pod %s", uid)
 	}
 	return pids, nil
+}
+
+// WithCommandLine are the processes whose arguments match.
+func WithCommandLine(match func(args []string) bool) []int {
+	return matching(func(p procfs.Proc) bool {
+		args, err := p.CmdLine()
+		return err == nil && len(args) > 0 && match(args)
+	})
+}
+
+// Children are the processes whose parent is pid.
+func Children(pid int) []int {
+	return matching(func(p procfs.Proc) bool {
+		s, err := p.Stat()
+		return err == nil && s.PPID == pid
+	})
+}
+
+// matching are the PIDs of the processes for which match is true;
+// processes that end while they are looked at are left out.
+func matching(match func(procfs.Proc) bool) []int {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, p := range procs {
+		if match(p) {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}
+
+// PodMemory is the memory usage (page cache included) of the cgroup one
+// level above pid's, that is of its pod for a process in a container:
+// memory.usage_in_bytes on cgroup v1, memory.current on v2; 0 when
+// unreadable.
+func PodMemory(pid int) int64 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	cgroups, err := p.Cgroups()
+	if err != nil {
+		return 0
+	}
+	for _, cg := range cgroups {
+		var file string
+		switch {
+		case hasController(cg, "memory"):
+			file = filepath.Join("/sys/fs/cgroup/memory", filepath.Dir(cg.Path), "memory.usage_in_bytes")
+		case cg.HierarchyID == 0 && len(cg.Controllers) == 0:
+			file = filepath.Join("/sys/fs/cgroup", filepath.Dir(cg.Path), "memory.current")
+		default:
+			continue
+		}
+		if v, err := os.ReadFile(file); err == nil {
+			n, _ := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func hasController(cg procfs.Cgroup, name string) bool {
+	for _, c := range cg.Controllers {
+		if c == name {
+			return true
+		}
+	}
+	return false
 }
 
 // PIDFile reads the PID at the start of a file.
@@ -109,97 +173,4 @@ func PIDFile(path string) (int, error) {
 		return 0, fmt.Errorf("pid file %s: %w", path, err)
 	}
 	return pid, nil
-}
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times; Linux
-// fixes it at 100 for user space.
-const clockTicks = 100
-
-// CPU is the CPU time a process has used so far (user + system), in
-// seconds.
-func CPU(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// pid (comm) state ppid ...: comm may hold spaces, so count after ')'.
-	s := string(b)
-	i := strings.LastIndex(s, ")")
-	if i < 0 {
-		return 0, fmt.Errorf("pid %d: malformed stat", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// Fields after ')': state(0) ... utime(11) stime(12).
-	if len(f) < 13 {
-		return 0, fmt.Errorf("pid %d: short stat", pid)
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("pid %d: stat times: %v %v", pid, err1, err2)
-	}
-	return float64(ut+st) / clockTicks, nil
-}
-
-// Usage is a snapshot of every process's CPU time, its own plus its
-// reaped children's (so short-lived helpers such as runc count in the
-// parent that waited for them), keyed by PID.
-type Usage map[int]struct {
-	Comm string
-	// Start tells a reused PID apart (clock ticks after boot).
-	Start int64
-	CPU   float64
-}
-
-// Snapshot reads every process's CPU time.
-func Snapshot() Usage {
-	u := Usage{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i, j := strings.Index(s, "("), strings.LastIndex(s, ")")
-		if i < 0 || j < i {
-			continue
-		}
-		f := strings.Fields(s[j+1:])
-		if len(f) < 20 {
-			continue
-		}
-		var t [4]int64
-		for k := range t {
-			t[k], _ = strconv.ParseInt(f[11+k], 10, 64)
-		}
-		start, _ := strconv.ParseInt(f[19], 10, 64)
-		u[pid] = struct {
-			Comm  string
-			Start int64
-			CPU   float64
-		}{s[i+1 : j], start, float64(t[0]+t[1]+t[2]+t[3]) / clockTicks}
-	}
-	return u
-}
-
-// ByComm is the CPU seconds used between two snapshots, summed by command
-// name. Processes that ended in between are lost, except through the
-// children's time of the parent that reaped them.
-func ByComm(before, after Usage) map[string]float64 {
-	out := map[string]float64{}
-	for pid, a := range after {
-		used := a.CPU
-		if b, ok := before[pid]; ok && b.Start == a.Start {
-			used -= b.CPU
-		}
-		if used > 0 {
-			out[a.Comm] += used
-		}
-	}
-	return out
 }

@@ -2,6 +2,8 @@ package proc_test
 
 import (
 	"os"
+	"os/exec"
+	"slices"
 	"testing"
 
 	"kubevirt.dev/virt/bench/proc"
@@ -36,5 +38,28 @@ func TestCPUOfSelfGrows(t *testing.T) {
 	}
 	if b <= a {
 		t.Fatalf("CPU did not grow: %v then %v", a, b)
+	}
+}
+
+func TestChildrenAndCommandLineFindAChild(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "sleep", "30.5")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep to start: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if got := proc.Children(os.Getpid()); !slices.Contains(got, cmd.Process.Pid) {
+		t.Errorf("Children(self) = %v, want %d among them", got, cmd.Process.Pid)
+	}
+	got := proc.WithCommandLine(func(args []string) bool { return slices.Equal(args, []string{"sleep", "30.5"}) })
+	if !slices.Equal(got, []int{cmd.Process.Pid}) {
+		t.Errorf("WithCommandLine(sleep 30.5) = %v, want [%d]", got, cmd.Process.Pid)
+	}
+}
+
+func TestSnapshotHasSelf(t *testing.T) {
+	u := proc.Snapshot()
+	self, ok := u[os.Getpid()]
+	if !ok || self.Comm != proc.Comm(os.Getpid()) || self.CPU < 0 || self.Start <= 0 {
+		t.Fatalf("own entry %+v (found %v)", self, ok)
 	}
 }
