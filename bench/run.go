@@ -47,7 +47,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := json.Unmarshal(b, &res); err != nil {
 			return fmt.Errorf("read %s: %w", o.FromJSON, err)
 		}
-		regroupProfiles(ctx, &res)
+		regroupProfiles(&res)
 		return report.Write(o.Output, &res)
 	}
 	if os.Geteuid() != 0 {
@@ -223,7 +223,7 @@ func buildGuest(ctx context.Context, root string) (startup.Guest, error) {
 
 // regroupProfiles recomputes the CPU groups from the saved profiles, so a
 // re-render follows changes of apipath.Buckets.
-func regroupProfiles(ctx context.Context, res *report.Results) {
+func regroupProfiles(res *report.Results) {
 	if res.API == nil {
 		return
 	}
@@ -231,7 +231,7 @@ func regroupProfiles(ctx context.Context, res *report.Results) {
 		if _, err := os.Stat(p.File); err != nil {
 			continue
 		}
-		if _, shares, err := apipath.Shares(ctx, p.File); err == nil {
+		if _, shares, err := apipath.Shares(p.File); err == nil {
 			res.API.Profiles[i].Shares = shares
 		}
 	}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"kubevirt.dev/virt/bench/load"
 )
@@ -47,7 +47,7 @@ var Buckets = []struct{ Name, Regexp string }{
 
 // profileCreates drives tg with clients creates for d while fetching a CPU
 // profile of d-2s from profileURL with client, saves it under dir and
-// breaks it into Buckets with `go tool pprof`.
+// breaks it into Buckets.
 func profileCreates(ctx context.Context, tg Target, clients int, d time.Duration, server string, client *http.Client, profileURL, dir string) (Profile, error) {
 	p := Profile{Server: server, Target: tg.Name, Clients: clients, Shares: map[string]float64{}}
 	secs := int((d - 2*time.Second).Seconds())
@@ -85,7 +85,7 @@ func profileCreates(ctx context.Context, tg Target, clients int, d time.Duration
 	if err := os.WriteFile(p.File, data, 0o644); err != nil {
 		return p, err
 	}
-	total, shares, err := Shares(ctx, p.File)
+	total, shares, err := Shares(p.File)
 	if err != nil {
 		return p, err
 	}
@@ -94,63 +94,55 @@ func profileCreates(ctx context.Context, tg Target, clients int, d time.Duration
 }
 
 // Shares breaks a saved CPU profile into Buckets; total is its CPU seconds.
-func Shares(ctx context.Context, file string) (total float64, shares map[string]float64, err error) {
-	total, err = pprofTotal(ctx, file, "")
+// A sample counts in a bucket when one of its frames matches the bucket's
+// regexp the way `go tool pprof -focus` matches (function name, file or
+// mapped binary): profile.FilterSamplesByName is that filter.
+func Shares(file string) (total float64, shares map[string]float64, err error) {
+	p, err := readProfile(file)
 	if err != nil {
 		return 0, nil, err
 	}
+	// pprof's default: the profile's default sample type, else its last
+	// (cpu/nanoseconds in a Go CPU profile).
+	i, err := p.SampleIndexByName("")
+	if err != nil {
+		return 0, nil, fmt.Errorf("profile %s: %w", file, err)
+	}
+	unit := p.SampleType[i].Unit
+	if unit != "nanoseconds" {
+		return 0, nil, fmt.Errorf("profile %s: samples in %s, not a CPU profile", file, unit)
+	}
+	total = cpuSeconds(p.Sample, i)
 	shares = map[string]float64{}
+	if total == 0 {
+		return 0, shares, nil
+	}
 	for _, b := range Buckets {
-		v, err := pprofTotal(ctx, file, b.Regexp)
-		if err != nil {
-			return 0, nil, err
-		}
-		if total > 0 {
-			shares[b.Name] = v / total
-		}
+		focused := p.Copy()
+		focused.FilterSamplesByName(regexp.MustCompile(b.Regexp), nil, nil, nil)
+		shares[b.Name] = cpuSeconds(focused.Sample, i) / total
 	}
 	return total, shares, nil
 }
 
-var (
-	showing = regexp.MustCompile(`Showing nodes accounting for ([0-9.]+)(ms|s|min),`)
-	total   = regexp.MustCompile(`Total samples = ([0-9.]+)(ms|s|min)`)
-)
-
-// pprofTotal is the CPU seconds of the samples with a frame matching
-// focus (all samples when empty), from `go tool pprof -top`: with every
-// node shown, "Showing nodes accounting for" is the sum of the kept
-// samples.
-func pprofTotal(ctx context.Context, file, focus string) (float64, error) {
-	args := []string{"tool", "pprof", "-top", "-nodecount=1000000"}
-	if focus != "" {
-		args = append(args, "-focus="+focus)
-	}
-	out, err := exec.CommandContext(ctx, "go", append(args, file)...).CombinedOutput()
+func readProfile(file string) (*profile.Profile, error) {
+	f, err := os.Open(file)
 	if err != nil {
-		return 0, fmt.Errorf("go tool pprof %s: %w: %s", file, err, out)
+		return nil, err
 	}
-	re := showing
-	if focus == "" {
-		re = total
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("parse profile %s: %w", file, err)
 	}
-	m := re.FindSubmatch(out)
-	if m == nil {
-		if focus != "" {
-			return 0, nil // no sample matched
-		}
-		return 0, fmt.Errorf("go tool pprof %s: no total in %q", file, out)
-	}
-	return seconds(string(m[1]), string(m[2])), nil
+	return p, nil
 }
 
-func seconds(v, unit string) float64 {
-	f, _ := strconv.ParseFloat(v, 64)
-	switch unit {
-	case "ms":
-		return f / 1000
-	case "min":
-		return f * 60
+// cpuSeconds sums the samples' value i, in nanoseconds.
+func cpuSeconds(samples []*profile.Sample, i int) float64 {
+	var ns int64
+	for _, s := range samples {
+		ns += s.Value[i]
 	}
-	return f
+	return float64(ns) / float64(time.Second)
 }
