@@ -18,6 +18,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/ownership"
+	"kubevirt.dev/virt/internal/ownership/ownershiptest"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -122,6 +124,7 @@ func TestUnresponsiveNode(t *testing.T) {
 			}
 			kube := k8sfake.NewClientset(kubeObjs...)
 			virt := virtfake.NewClientset(tt.vmi)
+			ownershiptest.Guard(t, virt, ownership.NodeHealth)
 			clock := clocktesting.NewFakeClock(now)
 			recorder := record.NewFakeRecorder(10)
 			nodes := kubeinformers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes()

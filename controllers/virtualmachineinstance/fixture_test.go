@@ -25,6 +25,8 @@ import (
 	"kubevirt.dev/virt/controllers/launcherpod"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/ownership"
+	"kubevirt.dev/virt/internal/ownership/ownershiptest"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -59,6 +61,7 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 		recorder: record.NewFakeRecorder(100),
 		clock:    clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 	}
+	ownershiptest.Guard(t, f.virt, ownership.VMIController)
 	// The fake clientset neither names nor identifies what it creates.
 	var n atomic.Int32
 	f.kube.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
