@@ -2,7 +2,6 @@ package apipath
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -12,11 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/fixture"
 	"kubevirt.dev/virt/bench/load"
-	"kubevirt.dev/virt/bench/namespace"
-	"kubevirt.dev/virt/bench/twin"
 )
 
 // The benchmark's namespaces: the LIST and memory phase fills one set to
@@ -118,178 +114,6 @@ type Result struct {
 
 type targets struct {
 	twin, aggJSON, aggProto, direct, builtinProto, builtinJSON Target
-}
-
-// Run measures the API path. Everything it creates is removed before it
-// returns, whatever happened.
-func Run(ctx context.Context, env Env, opts Options) (res *Result, err error) {
-	logf := env.Logf
-	res = &Result{ObjectBytes: map[string]int{}}
-	kubeHTTP, err := endpoint.HTTPClient(env.Config)
-	if err != nil {
-		return nil, err
-	}
-	cleanupCtx := context.WithoutCancel(ctx)
-	restore, err := pauseController(ctx, env.Kube, logf)
-	if err != nil {
-		return nil, err
-	}
-	// Deferred first, so it runs last: virt-controller comes back only once
-	// our VMIs are gone, or it would make a launcher pod for each.
-	defer func() {
-		if cerr := restore(cleanupCtx); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	for _, ns := range allNamespaces() {
-		if err := namespace.Create(ctx, env.Kube, ns); err != nil {
-			return nil, err
-		}
-	}
-	// VMIs carry finalizers only virt-controller removes; it is paused,
-	// so the bench removes them before deleting the namespaces.
-	var lists, creates targets
-	defer func() {
-		for _, t := range []targets{lists, creates} {
-			if t.direct.Client == nil {
-				continue
-			}
-			if cerr := dropFinalizers(cleanupCtx, t.direct, env.Config, logf); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-		logf("api: deleting namespaces")
-		if cerr := namespace.Delete(cleanupCtx, env.Kube, 5*time.Minute, allNamespaces()...); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-		if cerr := endpoint.Revoke(cleanupCtx, env.Kube); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	listOurs, _, _ := namespaces(listSet)
-	directCfg, err := endpoint.Direct(ctx, env.Kube, env.Dyn, listOurs)
-	if err != nil {
-		return nil, err
-	}
-	directHTTP, err := endpoint.HTTPClient(directCfg)
-	if err != nil {
-		return nil, err
-	}
-	tw, err := twin.Install(ctx, env.Kube, env.Ext, env.WebhookBinary, env.WebhookAddr, logf)
-	if err != nil {
-		return nil, err
-	}
-	defer tw.Remove(cleanupCtx, logf)
-
-	if lists, err = makeTargets(env, kubeHTTP, directHTTP, directCfg, listSet, res); err != nil {
-		return nil, err
-	}
-	if creates, err = makeTargets(env, kubeHTTP, directHTTP, directCfg, createSet, res); err != nil {
-		return nil, err
-	}
-	mem := memorySource{env: env, kubeHTTP: kubeHTTP, direct: lists.direct, webhookPID: tw.Pid}
-	cpu := newCPUMeter(ctx, env, tw.Pid)
-	idleCPU := cpu.idle(ctx, 5*time.Second)
-	res.IdleCPU = idleCPU
-
-	// Warm-up: connections, TokenReview and authorization caches, the
-	// webhook's TLS session; not measured. Into the create namespaces.
-	for _, tg := range creates.all() {
-		if r := load.Run(ctx, 4, 0, 40, func(ctx context.Context, _ int) error { return tg.Create(ctx) }); r.Errors > 0 {
-			return nil, fmt.Errorf("warm-up %s: %w", tg.Name, r.FirstError)
-		}
-	}
-	logf("api: warmed up")
-	if err := mem.snapshot(ctx, res, "baseline"); err != nil {
-		return nil, err
-	}
-
-	// LIST and memory first, while the stores hold nothing else of ours:
-	// fill every list collection up to each size, then list.
-	for i, size := range opts.ListSizes {
-		last := i == len(opts.ListSizes)-1
-		for _, f := range []struct {
-			tg   Target
-			what string
-		}{{lists.direct, "VMIs"}, {lists.twin, "twin VMIs"}, {lists.builtinProto, "ConfigMaps"}} {
-			if err := fill(ctx, f.tg, size, logf); err != nil {
-				return nil, err
-			}
-			if last {
-				if err := mem.snapshot(ctx, res, fmt.Sprintf("+ %d %s", size, f.what)); err != nil {
-					return nil, err
-				}
-			}
-		}
-		for _, tg := range lists.listed() {
-			var bytes int64
-			r := load.Run(ctx, 1, 0, opts.ListReps, func(ctx context.Context, _ int) error {
-				n, err := tg.List(ctx)
-				bytes = n
-				return err
-			})
-			if r.Errors > 0 {
-				return nil, fmt.Errorf("LIST %s: %w", tg.Name, r.FirstError)
-			}
-			res.Lists = append(res.Lists, LatencyRow{Target: tg.Name, Objects: size, P50: r.Quantile(0.5), P99: r.Quantile(0.99), Bytes: bytes})
-			logf("api: list   %-45s %5d objects p50 %7.1fms (%.1f MiB)", tg.Name, size, ms(r.Quantile(0.5)), float64(bytes)/(1<<20))
-		}
-	}
-
-	// GET of one named object, one client.
-	if err := createGetObjects(ctx, creates, res.ObjectBytes["vmi"]); err != nil {
-		return nil, err
-	}
-	for _, tg := range creates.listed() {
-		r := load.Run(ctx, 1, 0, opts.Gets, func(ctx context.Context, _ int) error { return tg.Get(ctx, getObjectName) })
-		if r.Errors > 0 {
-			return nil, fmt.Errorf("GET %s: %w", tg.Name, r.FirstError)
-		}
-		res.Gets = append(res.Gets, LatencyRow{Target: tg.Name, P50: r.Quantile(0.5), P99: r.Quantile(0.99)})
-		logf("api: get    %-45s p50 %6.2fms p99 %6.2fms", tg.Name, ms(r.Quantile(0.5)), ms(r.Quantile(0.99)))
-	}
-
-	// Creates: targets interleaved at each concurrency, so a drift of the
-	// machine's load hits them all alike.
-	for _, c := range opts.Clients {
-		for _, tg := range creates.all() {
-			before := cpu.read()
-			r := load.Run(ctx, c, opts.CreateDuration, opts.MaxCreates, func(ctx context.Context, _ int) error { return tg.Create(ctx) })
-			row := CreateRow{Target: tg.Name, Clients: c, Rate: r.Rate(), P50: r.Quantile(0.5), P99: r.Quantile(0.99), OK: r.OK, Errors: r.Errors,
-				CPUms: perCall(before, cpu.read(), idleCPU, r.Elapsed, r.OK)}
-			if r.FirstError != nil {
-				row.FirstError = r.FirstError.Error()
-			}
-			res.Creates = append(res.Creates, row)
-			logf("api: create %-45s c=%-2d %7.1f/s p50 %6.1fms p99 %6.1fms (%d ok, %d errors)",
-				tg.Name, c, row.Rate, ms(row.P50), ms(row.P99), r.OK, r.Errors)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-		}
-	}
-	if opts.ProfileDir == "" {
-		return res, nil
-	}
-	// Profiles after the measurements: profiling costs CPU.
-	for _, p := range []struct {
-		tg     Target
-		server string
-		client *http.Client
-		url    string
-	}{
-		{creates.direct, "virt-apiserver", directHTTP, directCfg.Host + "/debug/pprof/profile"},
-		{creates.builtinProto, "kube-apiserver (ConfigMaps)", kubeHTTP, env.Config.Host + "/debug/pprof/profile"},
-		{creates.twin, "kube-apiserver (twin)", kubeHTTP, env.Config.Host + "/debug/pprof/profile"},
-	} {
-		prof, err := profileCreates(ctx, p.tg, opts.ProfileClients, opts.ProfileDuration, p.server, p.client, p.url, opts.ProfileDir)
-		if err != nil {
-			return nil, err
-		}
-		res.Profiles = append(res.Profiles, prof)
-		logf("api: profile of %s under %s: %.2f CPU/s, %v", p.server, p.tg.Name, prof.CPUSeconds, prof.Shares)
-	}
-	return res, nil
 }
 
 // all are the targets that create, in the order they run.
