@@ -22,6 +22,7 @@ func ExampleNew() {
 				ContainerDisk: &virtv1.ContainerDiskSource{Image: "localhost/guest-disk:dev"}}}},
 		},
 	}
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi) // as virt-apiserver stores it
 	pod, err := launcherpod.New(vmi, launcherpod.Config{LauncherImage: "localhost/virt-launcher:dev", GracePeriodMargin: 15})
 	if err != nil {
 		panic(err)

@@ -74,10 +74,12 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resources of VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
-	grace := virtv1.DefaultTerminationGracePeriodSeconds
-	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
-		grace = *g
+	if vmi.Spec.TerminationGracePeriodSeconds == nil {
+		// virt-apiserver defaults and requires it: this VMI did not come
+		// through the API.
+		return nil, fmt.Errorf("VMI %s/%s has no terminationGracePeriodSeconds", vmi.Namespace, vmi.Name)
 	}
+	grace := *vmi.Spec.TerminationGracePeriodSeconds
 	v := newVolumes(vmi, cfg)
 
 	compute := corev1.Container{

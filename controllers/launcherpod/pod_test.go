@@ -248,3 +248,12 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("no error without any guest memory")
 	}
 }
+
+// A VMI that did not come through virt-apiserver lacks its defaults: the
+// builder says so instead of guessing the grace period.
+func TestNewRefusesAnUndefaultedVMI(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) { v.Spec.TerminationGracePeriodSeconds = nil })
+	if _, err := New(vmi, testConfig); err == nil {
+		t.Error("New rendered a pod for a VMI without terminationGracePeriodSeconds")
+	}
+}

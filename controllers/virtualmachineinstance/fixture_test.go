@@ -196,6 +196,7 @@ func newVMI(mutate ...func(*virtv1.VirtualMachineInstance)) *virtv1.VirtualMachi
 		},
 		Status: virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Pending},
 	}
+	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi) // as virt-apiserver stores it
 	for _, m := range mutate {
 		m(vmi)
 	}

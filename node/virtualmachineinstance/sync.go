@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/internal/finalizer"
@@ -319,9 +320,9 @@ func started(d *apiv1.Domain) bool {
 	return true
 }
 
+// gracePeriod is the seconds the guest of vmi has to shut down. virt-apiserver
+// defaults and requires the field; only an object that bypassed it lacks one,
+// and its guest gets no grace.
 func gracePeriod(vmi *virtv1.VirtualMachineInstance) int64 {
-	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
-		return *g
-	}
-	return virtv1.DefaultTerminationGracePeriodSeconds
+	return ptr.Deref(vmi.Spec.TerminationGracePeriodSeconds, 0)
 }

@@ -68,7 +68,11 @@ func ValidateVirtualMachineInstanceSpec(spec *virtualization.VirtualMachineInsta
 	allErrs = append(allErrs, validateAttachments(spec, fldPath)...)
 	allErrs = append(allErrs, validateBootOrder(spec, devicesPath)...)
 
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+	// Defaulted to 30: the pod builder and virt-handler read it as given.
+	switch g := spec.TerminationGracePeriodSeconds; {
+	case g == nil:
+		allErrs = append(allErrs, field.Required(fldPath.Child("terminationGracePeriodSeconds"), "the seconds a guest has to shut down when its VMI is deleted"))
+	case *g < 0:
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *g, "must be 0 or more seconds"))
 	}
 	allErrs = append(allErrs, validateDNSLabel(spec.Hostname, fldPath.Child("hostname"))...)
