@@ -3,6 +3,7 @@ module kubevirt.dev/virt/bench
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.0

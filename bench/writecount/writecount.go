@@ -90,22 +90,15 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 		}
 	}()
 	res = &Result{VMIs: o.VMIs, Idle: o.Idle}
-	s0, err := scrape(ctx, env)
+	idleStart, err := read(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	env.Logf("writes: idle window of %s for the background", o.Idle)
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(o.Idle):
-	}
-	s1, err := scrape(ctx, env)
+	idleEnd, err := readAfterIdle(ctx, env, o.Idle)
 	if err != nil {
 		return nil, err
 	}
-	ts1 := time.Now()
-	background := diff(s0, s1)
 
 	changes := newChangeCounter()
 	stop, err := changes.watch(ctx, env)
@@ -114,14 +107,89 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	}
 	defer stop()
 
-	t0 := time.Now()
+	running, err := createRunning(ctx, env, o)
+	if err != nil {
+		return nil, err
+	}
+	res.CreateSpan = running.span
+	res.CreateChanges = changes.take(o.VMIs)
+	env.Logf("writes: %d VMIs Running in %s", o.VMIs, res.CreateSpan.Round(time.Millisecond))
+
+	gone, err := deleteGone(ctx, env, o)
+	if err != nil {
+		return nil, err
+	}
+	res.DelSpan = gone.span
+	// A second idle window after: the background of a shared cluster
+	// drifts, the average of before and after is the better estimate.
+	env.Logf("writes: second idle window of %s", o.Idle)
+	idleAfter, err := readAfterIdle(ctx, env, o.Idle)
+	if err != nil {
+		return nil, err
+	}
+	res.DeleteChanges = changes.take(o.VMIs)
+	env.Logf("writes: deleted and gone in %s", res.DelSpan.Round(time.Millisecond))
+
+	background := window{writes: diff(idleStart.writes, idleEnd.writes), seconds: 2 * o.Idle.Seconds()}
+	for k, v := range diff(gone.writes, idleAfter.writes) {
+		background.writes[k] += v
+	}
+	res.Rows = perVMI(background, between(idleEnd, running.reading), between(running.reading, gone.reading), o.VMIs)
+	return res, nil
+}
+
+// reading is every server's write count at one moment.
+type reading struct {
+	writes map[key]float64
+	at     time.Time
+}
+
+func read(ctx context.Context, env Env) (reading, error) {
+	w, err := scrape(ctx, env)
+	return reading{writes: w, at: time.Now()}, err
+}
+
+// readAfterIdle waits d, sending nothing, and reads.
+func readAfterIdle(ctx context.Context, env Env, d time.Duration) (reading, error) {
+	select {
+	case <-ctx.Done():
+		return reading{}, ctx.Err()
+	case <-time.After(d):
+	}
+	return read(ctx, env)
+}
+
+// window is the writes counted over a number of seconds.
+type window struct {
+	writes  map[key]float64
+	seconds float64
+}
+
+func between(a, b reading) window {
+	return window{writes: diff(a.writes, b.writes), seconds: b.at.Sub(a.at).Seconds()}
+}
+
+// phase is the reading at the end of a lifecycle phase and how long the
+// phase took.
+type phase struct {
+	reading
+	span time.Duration
+}
+
+// trailingWrites is how long writes that trail a phase's end (the pod's
+// status, events) take to land; they belong to it, so the reading waits.
+const trailingWrites = 3 * time.Second
+
+// createRunning creates the VMIs and reads once all are Running.
+func createRunning(ctx context.Context, env Env, o Options) (phase, error) {
+	start := time.Now()
 	vmis := env.Virt.VirtualizationV1().VirtualMachineInstances(Namespace)
 	for i := range o.VMIs {
 		if _, err := vmis.Create(ctx, startup.VMI(fmt.Sprintf("writes-%d", i)), metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create VMI: %w", err)
+			return phase{}, fmt.Errorf("create VMI: %w", err)
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
 		l, err := vmis.List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -135,25 +203,21 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 		return running == o.VMIs, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%d VMIs Running: %w", o.VMIs, err)
+		return phase{}, fmt.Errorf("%d VMIs Running: %w", o.VMIs, err)
 	}
-	// Writes that trail Running (the pod's status, events) belong to it:
-	// wait a moment before the scrape.
-	time.Sleep(3 * time.Second)
-	s2, err := scrape(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	ts2 := time.Now()
-	res.CreateSpan = time.Since(t0)
-	res.CreateChanges = changes.take(o.VMIs)
-	env.Logf("writes: %d VMIs Running in %s", o.VMIs, res.CreateSpan.Round(time.Millisecond))
+	time.Sleep(trailingWrites)
+	r, err := read(ctx, env)
+	return phase{reading: r, span: time.Since(start)}, err
+}
 
-	t1 := time.Now()
+// deleteGone deletes the VMIs and reads once they and their pods are gone.
+func deleteGone(ctx context.Context, env Env, o Options) (phase, error) {
+	start := time.Now()
+	vmis := env.Virt.VirtualizationV1().VirtualMachineInstances(Namespace)
 	if err := vmis.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return nil, fmt.Errorf("delete VMIs: %w", err)
+		return phase{}, fmt.Errorf("delete VMIs: %w", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
 		l, err := vmis.List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -162,54 +226,35 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 		return err == nil && len(l.Items) == 0 && len(p.Items) == 0, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("VMIs and pods gone: %w", err)
+		return phase{}, fmt.Errorf("VMIs and pods gone: %w", err)
 	}
-	time.Sleep(3 * time.Second)
-	s3, err := scrape(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	res.DelSpan = time.Since(t1)
-	createWindow, deleteWindow := ts2.Sub(ts1).Seconds(), time.Since(ts2).Seconds()
-	// A second idle window after: the background of a shared cluster
-	// drifts, the average of before and after is the better estimate.
-	env.Logf("writes: second idle window of %s", o.Idle)
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(o.Idle):
-	}
-	s4, err := scrape(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	after := diff(s3, s4)
-	for k, v := range after {
-		background[k] += v
-	}
-	res.DeleteChanges = changes.take(o.VMIs)
-	env.Logf("writes: deleted and gone in %s", res.DelSpan.Round(time.Millisecond))
+	time.Sleep(trailingWrites)
+	r, err := read(ctx, env)
+	return phase{reading: r, span: time.Since(start)}, err
+}
 
-	create, del := diff(s1, s2), diff(s2, s3)
+// perVMI is the writes of each kind per VMI in the create and delete
+// windows, each less the background rate over its length, in the
+// report's order.
+func perVMI(background, create, del window, vmis int) []Row {
 	keys := map[key]bool{}
-	for _, m := range []map[key]float64{background, create, del} {
+	for _, m := range []map[key]float64{background.writes, create.writes, del.writes} {
 		for k := range m {
 			keys[k] = true
 		}
 	}
-	n := float64(o.VMIs)
-	idle := 2 * o.Idle.Seconds()
+	n := float64(vmis)
+	var rows []Row
 	for k := range keys {
-		bg := background[k] / idle
-		r := Row{Server: k.server, Verb: k.verb, Resource: k.resource, Subresource: k.subresource,
-			Create:     (create[k] - bg*createWindow) / n,
-			Delete:     (del[k] - bg*deleteWindow) / n,
+		bg := background.writes[k] / background.seconds
+		rows = append(rows, Row{Server: k.server, Verb: k.verb, Resource: k.resource, Subresource: k.subresource,
+			Create:     (create.writes[k] - bg*create.seconds) / n,
+			Delete:     (del.writes[k] - bg*del.seconds) / n,
 			Background: bg * 60,
-		}
-		res.Rows = append(res.Rows, r)
+		})
 	}
-	sort.Slice(res.Rows, func(i, j int) bool {
-		a, b := res.Rows[i], res.Rows[j]
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
 		if a.Server != b.Server {
 			return a.Server > b.Server // virt-apiserver first
 		}
@@ -221,7 +266,7 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 		}
 		return a.Verb < b.Verb
 	})
-	return res, nil
+	return rows
 }
 
 // scrape reads apiserver_request_total of every server, writes only.
