@@ -40,9 +40,10 @@ import (
 // component names virt-controller in events, user agents and the Lease.
 const component = "virt-controller"
 
-// Run runs virt-controller until ctx is done or it loses the lead. Losing
-// the lead is an error: a process whose controllers were stopped midway
-// restarts rather than trusting its state.
+// Run runs virt-controller until ctx is done, it loses the lead, or one of
+// its controllers dies. The last two are errors: a process whose controllers
+// were stopped midway restarts rather than trusting its state, and one whose
+// controller died has released the Lease for a standby to take over.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
 	kube, virt, err := o.Clients(component)
@@ -66,64 +67,29 @@ func Run(ctx context.Context, o *Options) error {
 	defer srv.Close()
 	logger.Info("Serving /healthz and /metrics", "address", ln.Addr().String())
 
-	run := func(ctx context.Context) {
-		if err := runControllers(ctx, o, kube, virt, recorder); err != nil {
-			logger.Error(err, "Controllers stopped")
-		}
+	lead := func(ctx context.Context) error {
+		return runControllers(ctx, o, kube, virt, recorder)
 	}
 	if !o.LeaderElect {
-		run(ctx)
-		return nil
+		return lead(ctx)
 	}
 
 	host, err := os.Hostname()
 	if err != nil {
 		return fmt.Errorf("hostname for the leader identity: %w", err)
 	}
-	id := host + "_" + uuid.NewString()
-	leCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lost := false
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+	return runWhileLeading(ctx, leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
 			Client:     kube.CoordinationV1(),
-			LockConfig: resourcelock.ResourceLockConfig{Identity: id, EventRecorder: recorder},
+			LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString(), EventRecorder: recorder},
 		},
 		LeaseDuration: o.LeaseDuration,
 		RenewDeadline: o.LeaseRenewDeadline,
 		RetryPeriod:   o.LeaseRetryPeriod,
-		// A replica that stops on purpose hands over at once instead of
-		// making the standby wait out the lease.
-		ReleaseOnCancel: true,
-		WatchDog:        health,
-		Name:            component,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				logger.Info("Started leading", "identity", id)
-				run(ctx)
-			},
-			OnStoppedLeading: func() {
-				if ctx.Err() == nil {
-					lost = true
-				}
-				cancel()
-			},
-			OnNewLeader: func(identity string) {
-				logger.Info("Leader is", "identity", identity)
-			},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
-	}
-	health.SetLeaderElection(elector)
-	logger.Info("Waiting for the lead", "lease", o.LeaseNamespace+"/"+o.LeaseName, "identity", id)
-	elector.Run(leCtx)
-	if lost {
-		return errors.New("lost the lead")
-	}
-	return nil
+		WatchDog:      health,
+		Name:          component,
+	}, lead)
 }
 
 // serve answers /healthz (failing when the leader stopped renewing its
@@ -160,6 +126,11 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	defer launchers.Shutdown()
 	defer cluster.Shutdown()
 	defer virtFactory.Shutdown()
+	// Shutdown waits for the informers, which stop only with ctx; when a
+	// controller dies ctx is still live, so it is cancelled here first
+	// (defers run last-in, first-out).
+	ctx, stopInformers := context.WithCancel(ctx)
+	defer stopInformers()
 
 	vmis := virtFactory.Virtualization().V1().VirtualMachineInstances()
 	pods := launchers.Core().V1().Pods()
@@ -190,19 +161,9 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	cluster.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
 
-	errs := make(chan error, 3)
-	go func() {
-		errs <- vmiCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vmi")), o.Workers)
-	}()
-	go func() {
-		errs <- nodeCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "node")), o.Workers)
-	}()
-	go func() {
-		errs <- vmCtrl.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), "vm")), o.Workers)
-	}()
-	var all []error
-	for range 3 {
-		all = append(all, <-errs)
-	}
-	return errors.Join(all...)
+	return runAll(ctx, []namedController{
+		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
+		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
+		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},
+	})
 }
