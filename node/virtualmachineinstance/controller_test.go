@@ -4,7 +4,6 @@ import (
 	"os"
 	"slices"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -17,9 +16,6 @@ import (
 	"kubevirt.dev/virt/node/fakelauncher"
 )
 
-// settle gives the controller time to do what it should not do.
-const settle = 300 * time.Millisecond
-
 func isRunning(v *virtv1.VirtualMachineInstance) bool {
 	return v != nil && v.Status.Phase == virtv1.Running
 }
@@ -31,8 +27,9 @@ func TestScheduledToRunningInOneWrite(t *testing.T) {
 	launcher := f.launcher(vmi, pod)
 	f.start()
 
-	got := f.waitVMI("vm", "Running", isRunning)
-	time.Sleep(settle)
+	f.waitVMI("vm", "Running", isRunning)
+	f.settled()
+	got := f.vmi("vm")
 	if n := f.statusWrites.Load(); n != 1 {
 		t.Errorf("status writes from Scheduled to Running = %d, want 1", n)
 	}
@@ -125,10 +122,10 @@ func TestDomainEvents(t *testing.T) {
 				s.do(launcher)
 				f.waitVMI("vm", s.what, s.want)
 			}
-			if v := f.vmi("vm"); v.Status.Phase.IsFinal() {
-				f.waitFor("the ended launcher forgotten", func() bool { return len(f.ctrl.monitor.PodUIDs()) == 0 })
+			f.settled()
+			if v := f.vmi("vm"); v.Status.Phase.IsFinal() && len(f.ctrl.monitor.PodUIDs()) != 0 {
+				t.Errorf("launchers still watched for a %s VMI: %v", v.Status.Phase, f.ctrl.monitor.PodUIDs())
 			}
-			time.Sleep(settle)
 			if n := f.statusWrites.Load() - writes; n != int32(len(tt.steps)) {
 				t.Errorf("status writes for %d steps = %d, want one each", len(tt.steps), n)
 			}
@@ -156,7 +153,7 @@ func TestSyncRefused(t *testing.T) {
 	if !f.hasEvent(ReasonSyncFailed) {
 		t.Errorf("no %s event; events: %v", ReasonSyncFailed, f.eventList())
 	}
-	time.Sleep(settle)
+	f.settled()
 	if c := launcher.Calls(); c.Sync != 1 {
 		t.Errorf("Sync calls = %d, want 1: a refused VMI is not retried", c.Sync)
 	}
@@ -266,6 +263,9 @@ func TestDeletion(t *testing.T) {
 		running bool
 		// setup scripts the launcher or the pod before the deletion.
 		setup func(f *fixture, l *fakelauncher.Server, pod *corev1.Pod)
+		// deleted, if set, runs once the VMI is marked deleted and the
+		// handler runs.
+		deleted func(t *testing.T, f *fixture, l *fakelauncher.Server)
 		// wantPhase is the final phase, "" for no final status write.
 		wantPhase     virtv1.VirtualMachineInstancePhase
 		wantReason    string
@@ -280,10 +280,14 @@ func TestDeletion(t *testing.T) {
 		},
 		{
 			name: "guest ignores ACPI and is destroyed after its grace period", running: true,
-			setup: func(_ *fixture, l *fakelauncher.Server, _ *corev1.Pod) {
-				l.OnShutdown(func(int64) {
-					go func() { time.Sleep(50 * time.Millisecond); l.End("destroyed") }()
-				})
+			deleted: func(t *testing.T, f *fixture, l *fakelauncher.Server) {
+				// The handler asked once and waits out the grace period,
+				// holding the VMI, until the launcher destroys the guest.
+				f.settled()
+				if v := f.vmi("vm"); v.Status.Phase != virtv1.Running || !slices.Contains(v.Finalizers, virtv1.GuestShutdownFinalizer) {
+					t.Fatalf("VMI of a guest ignoring ACPI: %s; want it Running and held", describe(v))
+				}
+				l.End("destroyed")
 			},
 			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonGuestDestroyed, wantShutdowns: []int64{7},
 		},
@@ -331,10 +335,16 @@ func TestDeletion(t *testing.T) {
 				f.deleteVMI("vm")
 				f.start()
 			}
+			if tt.deleted != nil {
+				tt.deleted(t, f, launcher)
+			}
 
-			got := f.waitVMI("vm", "guest-shutdown finalizer removed", func(v *virtv1.VirtualMachineInstance) bool {
+			f.waitVMI("vm", "guest-shutdown finalizer removed", func(v *virtv1.VirtualMachineInstance) bool {
 				return v != nil && !slices.Contains(v.Finalizers, virtv1.GuestShutdownFinalizer)
 			})
+			// Nothing more once the VMI is released: no write, no call.
+			f.settled()
+			got := f.vmi("vm")
 			if !slices.Contains(got.Finalizers, virtv1.LauncherPodFinalizer) {
 				t.Errorf("finalizers = %v: virt-controller's %s must stay", got.Finalizers, virtv1.LauncherPodFinalizer)
 			}
@@ -369,8 +379,10 @@ func TestRestartKeepsRunningGuest(t *testing.T) {
 
 	watches := launcher.Calls().Watch
 	f.start()
-	f.waitFor("the new handler watching the launcher", func() bool { return launcher.Calls().Watch > watches })
-	time.Sleep(settle)
+	f.settled()
+	if launcher.Calls().Watch == watches {
+		t.Errorf("the new handler does not watch the launcher")
+	}
 	after := f.vmi("vm")
 	if n := f.statusWrites.Load(); n != 1 {
 		t.Errorf("status writes across a restart = %d, want the 1 of the start", n)
@@ -395,7 +407,7 @@ func TestOtherNodesVMIsAreLeftAlone(t *testing.T) {
 	f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
 	launcher := f.launcher(vmi, pod)
 	f.start()
-	time.Sleep(settle)
+	f.settled()
 	if n := f.statusWrites.Load(); n != 0 {
 		t.Errorf("status writes = %d for another node's VMI", n)
 	}

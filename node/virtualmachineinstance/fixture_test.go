@@ -56,8 +56,17 @@ type fixture struct {
 	mu     sync.Mutex
 	events []string
 
+	// launchers are the fake launchers by pod UID.
+	launchers map[types.UID]*fakelauncher.Server
+
+	// workMu is held while a VMI is synced: the fixture, not Run, works off
+	// the controller's queue, so with workMu held nothing is being synced
+	// and an empty queue means an idle controller.
+	workMu sync.Mutex
+
 	stop    func()
 	running bool
+	ctx     context.Context
 	ctrl    *Controller
 }
 
@@ -75,6 +84,8 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 		root: filepath.Join(t.TempDir(), "var", "lib", "kubelet"),
 		kube: k8sfake.NewClientset(kubeObjs...),
 		virt: virtfake.NewClientset(virtObjs...),
+
+		launchers: map[types.UID]*fakelauncher.Server{},
 	}
 	f.rv.Store(100)
 	f.serverLike()
@@ -189,15 +200,21 @@ func (f *fixture) start() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.ctrl = ctrl
+	f.ctrl, f.ctx = ctrl, ctx
 	kubeFactory.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := ctrl.Run(ctx, 2); err != nil {
+		// No workers of its own: f.work syncs instead.
+		if err := ctrl.Run(ctx, 0); err != nil {
 			f.t.Errorf("Run: %v", err)
 		}
+	}()
+	worked := make(chan struct{})
+	go func() {
+		defer close(worked)
+		f.work(ctx, ctrl)
 	}()
 	go func() {
 		for {
@@ -217,6 +234,7 @@ func (f *fixture) start() {
 			f.running = false
 			cancel()
 			<-done
+			<-worked
 			kubeFactory.Shutdown()
 			virtFactory.Shutdown()
 		})
@@ -231,7 +249,9 @@ func (f *fixture) launcher(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) 
 	if n := len(layout.LauncherSocket(dir)); n <= 108 {
 		f.t.Fatalf("socket path is only %d bytes; the tests must exceed a socket address", n)
 	}
-	return fakelauncher.Start(f.t, dir, vmi)
+	l := fakelauncher.Start(f.t, dir, vmi)
+	f.launchers[pod.UID] = l
+	return l
 }
 
 func (f *fixture) privateDir(pod *corev1.Pod) string {
@@ -255,32 +275,32 @@ func (f *fixture) vmi(name string) *virtv1.VirtualMachineInstance {
 	return v
 }
 
-// waitVMI waits up to 10 s for the VMI to satisfy cond and returns it.
+// waitTimeout bounds the waits for what the controller should do.
+const waitTimeout = 10 * time.Second
+
+// waitVMI waits up to waitTimeout for the VMI to satisfy cond and returns
+// it.
 func (f *fixture) waitVMI(name, what string, cond func(*virtv1.VirtualMachineInstance) bool) *virtv1.VirtualMachineInstance {
 	f.t.Helper()
 	var last *virtv1.VirtualMachineInstance
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err := wait.PollUntilContextTimeout(f.t.Context(), 5*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
 		last = f.vmi(name)
-		if cond(last) {
-			return last
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out after 10s waiting for VMI %s: %s; last seen: %s; events: %v", name, what, describe(last), f.eventList())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return cond(last), nil
+	})
+	if err != nil {
+		f.t.Fatalf("timed out after %s waiting for VMI %s: %s (%v); last seen: %s; events: %v", waitTimeout, name, what, err, describe(last), f.eventList())
 	}
+	return last
 }
 
-// waitFor waits up to 10 s for cond.
+// waitFor waits up to waitTimeout for cond.
 func (f *fixture) waitFor(what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out after 10s waiting for %s; events: %v", what, f.eventList())
-		}
-		time.Sleep(10 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(f.t.Context(), 5*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		f.t.Fatalf("timed out after %s waiting for %s: %v; events: %v", waitTimeout, what, err, f.eventList())
 	}
 }
 
