@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +105,22 @@ func ints(v []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
+}
+
+// defaultBinaries finds the webhook and the launcher beside this binary,
+// where make bench builds them, unless flags name them.
+func (o *Options) defaultBinaries() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if o.WebhookBinary == "" {
+		o.WebhookBinary = filepath.Join(filepath.Dir(self), "virt-bench-webhook")
+	}
+	if o.LauncherBin == "" {
+		o.LauncherBin = filepath.Join(filepath.Dir(self), "virt-launcher")
+	}
+	return nil
 }
 
 func (o *Options) has(part string) bool {
