@@ -1,6 +1,7 @@
 package nodehealth
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -170,14 +172,18 @@ func TestUnresponsiveNode(t *testing.T) {
 				}
 			}
 			if tt.wantRequeue {
-				// The node is due again 50 s + 1 s from now.
-				clock.Step(51 * time.Second)
-				deadline := time.Now().Add(5 * time.Second)
-				for c.queue.Len() == 0 && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
+				// The node is due again 50 s + 1 s from now, and not before:
+				// the fake clock moves only when stepped. The queue's delay
+				// loop notices the step on its own goroutine.
+				if n := c.queue.Len(); n != 0 {
+					t.Fatalf("%d keys queued before the heartbeat went stale", n)
 				}
-				if c.queue.Len() != 1 {
-					t.Errorf("node not requeued for when its heartbeat goes stale")
+				clock.Step(51 * time.Second)
+				err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+					return c.queue.Len() > 0, nil
+				})
+				if err != nil || c.queue.Len() != 1 {
+					t.Errorf("node not requeued for when its heartbeat goes stale: %d keys queued (%v)", c.queue.Len(), err)
 				}
 			}
 		})

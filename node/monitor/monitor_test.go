@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,14 +74,14 @@ func (c *changes) count(key string) int {
 	return c.n[key]
 }
 
+// eventually waits up to 10 s for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 10s waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after 10s waiting for %s: %v", what, err)
 	}
 }
 
