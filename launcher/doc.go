@@ -9,4 +9,8 @@
 // api/v1 (the contract), domain (VMI -> libvirt XML), disk and nocloud (the
 // volumes' files), hypervisor (libvirt), kvm (hardware virtualisation),
 // server (the gRPC service), imagecopy (the init containers' copy tool).
+//
+// Packages under launcher/ must not import controllers/, node/ or
+// apiserver/: the launcher knows the other components only through its
+// contract.
 package launcher

@@ -7,6 +7,7 @@
 // removes the launcher-pod finalizer once no pod is left.
 //
 // It owns the launcher pods (rendered by controllers/launcherpod) and the
-// VirtualMachineInstanceLauncherPodFinalizer. It never imports the node or
-// the launcher packages: they talk to it only through the VMI's status.
+// VirtualMachineInstanceLauncherPodFinalizer. It must not import node/ or
+// launcher/ beyond launcher/layout: the node and the launcher talk to it only
+// through the VMI's status.
 package virtualmachineinstance

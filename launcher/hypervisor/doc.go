@@ -4,6 +4,6 @@
 // directory, runs libvirt's event loop and turns lifecycle callbacks into
 // plain Go values, and performs the few domain operations the launcher needs.
 //
-// It is the only package of the project that imports libvirt (cgo). It knows
-// nothing of the API types: callers hand it domain XML and domain names.
+// It is the only package of the project that imports libvirt (cgo). It must
+// not import the API types: callers hand it domain XML and domain names.
 package hypervisor

@@ -9,6 +9,9 @@
 // VIRT_E2E_KEEP_CLUSTER=1. It needs root, as `make up` does, and fails,
 // never skips, when something is missing.
 //
-// It imports the platform's API types and generated clientset, nothing of
-// the components themselves: the tests see the platform as a user does.
+// It imports the platform's API types and generated clientset. It must not
+// import the components themselves, so the tests see the platform as a user
+// does; only where an operator would look on the node (a guest's serial log,
+// its QEMU process) it takes the launcher's names for them from
+// launcher/layout and launcher/domain.
 package framework

@@ -1,25 +1,6 @@
 package v1
 
-import (
-	"os/exec"
-	"strings"
-	"testing"
-)
-
-// TestNoLibvirt guards the promise to the node daemon: importing the
-// contract pulls in neither libvirt (cgo) nor the launcher's implementation.
-func TestNoLibvirt(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "kubevirt.dev/virt/launcher/api/v1").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		// (runtime/cgo itself is fine: package net uses it for its resolver.)
-		if strings.HasPrefix(dep, "libvirt.org/") || strings.HasPrefix(dep, "kubevirt.dev/virt/launcher/") && dep != "kubevirt.dev/virt/launcher/api/v1" {
-			t.Errorf("launcher/api/v1 depends on %s", dep)
-		}
-	}
-}
+import "testing"
 
 func TestExitCodeRoundTrip(t *testing.T) {
 	for _, r := range []StopReason{StopReason_STOP_REASON_GUEST_SHUTDOWN, StopReason_STOP_REASON_DESTROYED,

@@ -1,0 +1,270 @@
+package boundary
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "kubevirt.dev/virt/"
+
+// A rule forbids the packages it covers some imports. Paths ending in "/..."
+// name a subtree, others one package; module-relative paths start with no
+// "kubevirt.dev/virt/", anything else is a full import path.
+type rule struct {
+	// doc is the package (module-relative) whose doc.go states the rule.
+	doc string
+	// covers are the packages the rule applies to.
+	covers []string
+	// forbid are the imports the rule refuses; "non-std" means every
+	// import outside the standard library.
+	forbid []string
+	// allow are exceptions to forbid.
+	allow []string
+	// transitive: the rule holds for every dependency, not only for the
+	// direct imports of the packages and their tests.
+	transitive bool
+}
+
+// clients are the packages that talk to an API server.
+var clients = []string{"generated/clientset/...", "k8s.io/client-go/kubernetes/...", "k8s.io/client-go/rest", "k8s.io/client-go/dynamic/..."}
+
+var platform = []string{"apis/...", "apiserver/...", "controllers/...", "generated/...", "internal/...", "launcher/...", "node/..."}
+
+var rules = []rule{
+	// The components talk through the API and the launcher's contract.
+	{doc: "node", covers: []string{"node/..."}, forbid: []string{"controllers/...", "apiserver/...", "launcher/..."},
+		allow: []string{"launcher/api/v1", "launcher/layout"}},
+	{doc: "node", covers: []string{"node/..."}, forbid: []string{"libvirt.org/go/libvirt"}, transitive: true},
+	{doc: "controllers", covers: []string{"controllers/..."}, forbid: []string{"node/...", "apiserver/...", "launcher/..."},
+		allow: []string{"launcher/layout"}},
+	{doc: "controllers/virtualmachineinstance", covers: []string{"controllers/virtualmachineinstance"},
+		forbid: []string{"node/...", "launcher/..."}, allow: []string{"launcher/layout"}},
+	{doc: "launcher", covers: []string{"launcher/..."}, forbid: []string{"controllers/...", "node/...", "apiserver/..."}},
+	{doc: "apiserver", covers: []string{"apiserver/..."}, forbid: []string{"controllers/...", "node/...", "launcher/..."}},
+
+	// Shared vocabulary belongs to no component.
+	{doc: "internal/apiclient", covers: []string{"internal/apiclient"}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/finalizer", covers: []string{"internal/finalizer"}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/vmipod", covers: []string{"internal/vmipod"}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/ownership", covers: []string{"internal/ownership/..."}, forbid: []string{"controllers/...", "node/..."}},
+
+	// The launcher's contract and what the node daemon may pull in.
+	{doc: "launcher/api/v1", covers: []string{"launcher/api/v1"}, forbid: []string{"libvirt.org/...", "launcher/..."},
+		allow: []string{"launcher/api/v1"}, transitive: true},
+	{doc: "launcher/layout", covers: []string{"launcher/layout"}, forbid: platform},
+	{doc: "launcher/kvm", covers: []string{"launcher/kvm"}, forbid: []string{"libvirt.org/go/libvirt"}, transitive: true},
+	{doc: "launcher/domain", covers: []string{"launcher/domain"}, forbid: []string{"libvirt.org/go/libvirt"}, transitive: true},
+	{doc: "launcher/hypervisor", covers: []string{"launcher/hypervisor"}, forbid: []string{"apis/..."}},
+	{doc: "launcher/imagecopy", covers: []string{"launcher/imagecopy"}, forbid: append([]string{"libvirt.org/..."}, platform...),
+		allow: []string{"launcher/layout", "launcher/termination"}, transitive: true},
+	{doc: "launcher/termination", covers: []string{"launcher/termination"}, forbid: []string{"non-std"}},
+
+	// The API and its storage know no clients.
+	{doc: "apis/virtualization/validation", covers: []string{"apis/virtualization/validation"},
+		forbid: append([]string{"apiserver/..."}, clients...)},
+	{doc: "apiserver/registry/virtualmachineinstance", covers: []string{"apiserver/registry/virtualmachineinstance"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachine", covers: []string{"apiserver/registry/virtualmachine"},
+		forbid: clients},
+
+	// Small leaves that stand alone.
+	{doc: "node/hostpath", covers: []string{"node/hostpath"}, forbid: platform},
+	{doc: "node/socket", covers: []string{"node/socket"}, forbid: platform},
+	{doc: "controllers/expectation", covers: []string{"controllers/expectation"}, forbid: platform},
+
+	// The end-to-end tests see the platform as a user does.
+	{doc: "test/e2e/framework", covers: []string{"test/e2e/framework"},
+		forbid: []string{"controllers/...", "node/...", "launcher/...", "apiserver/...", "internal/..."},
+		allow: []string{"launcher/layout", "launcher/domain"}},
+}
+
+// stated finds the sentences of a doc.go that state an import rule.
+var stated = regexp.MustCompile(`(?i)(must not|never|does not) import|imports? nothing|import neither|imports only|imports none`)
+
+type pkg struct {
+	path    string // module-relative
+	imports []string
+	deps    []string
+}
+
+func TestImportRules(t *testing.T) {
+	touchSources(t)
+	pkgs := list(t)
+	for _, r := range rules {
+		for _, p := range pkgs {
+			if !matchesAny(module+p.path, r.covers) {
+				continue
+			}
+			imports := p.imports
+			if r.transitive {
+				imports = p.deps
+			}
+			for _, imp := range imports {
+				if forbidden(imp, r) {
+					t.Errorf("%s imports %s, which %s/doc.go forbids", p.path, imp, r.doc)
+				}
+			}
+		}
+	}
+}
+
+// TestEveryStatedRuleIsChecked keeps the table and the doc.go files saying
+// the same: a doc.go that states an import rule has a row, a row has a
+// doc.go that states it.
+func TestEveryStatedRuleIsChecked(t *testing.T) {
+	root := moduleRoot(t)
+	inTable := map[string]bool{}
+	for _, r := range rules {
+		inTable[r.doc] = true
+	}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "hack" || d.Name() == "bench" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir // other modules, and no packages
+		}
+		if d.Name() != "doc.go" {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if rel == "internal/boundary" {
+			return nil // this package's doc.go quotes the rules it checks
+		}
+		raw = prose(raw)
+		if stated.Match(raw) != inTable[rel] {
+			if inTable[rel] {
+				t.Errorf("the table checks an import rule for %s, but its doc.go states none", rel)
+			} else {
+				t.Errorf("%s/doc.go states an import rule the table does not check: %q", rel, stated.Find(raw))
+			}
+		}
+		delete(inTable, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc := range inTable {
+		t.Errorf("the table names %s, which has no doc.go", doc)
+	}
+}
+
+// prose is a doc comment as one line of words, so a rule broken across
+// comment lines is found.
+func prose(src []byte) []byte {
+	var words []string
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "//")
+		words = append(words, strings.Fields(line)...)
+	}
+	return []byte(strings.Join(words, " "))
+}
+
+func forbidden(imp string, r rule) bool {
+	if matchesAny(imp, r.allow) {
+		return false
+	}
+	if slices.Contains(r.forbid, "non-std") {
+		return !isStd(imp)
+	}
+	return matchesAny(imp, r.forbid)
+}
+
+// matchesAny reports whether the import path matches a pattern. A pattern
+// whose first element has no dot is module-relative.
+func matchesAny(path string, patterns []string) bool {
+	for _, p := range patterns {
+		if isStd(p) {
+			p = module + p
+		}
+		if tree, ok := strings.CutSuffix(p, "/..."); ok {
+			if path == tree || strings.HasPrefix(path, tree+"/") {
+				return true
+			}
+		} else if path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// isStd: the standard library's import paths have no dot in their first
+// element.
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// list runs go list over the module once: each package's direct imports
+// (with its tests') and its transitive dependencies.
+func list(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f",
+		"{{.ImportPath}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}\t{{join .Deps \" \"}}", "./...")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]pkg{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 3 {
+			t.Fatalf("go list: unexpected line %q", sc.Text())
+		}
+		rel, _ := strings.CutPrefix(f[0], module)
+		pkgs[rel] = pkg{path: rel, imports: strings.Fields(f[1]), deps: strings.Fields(f[2])}
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: not this module", len(pkgs))
+	}
+	return pkgs
+}
+
+// touchSources stats every Go file and go.mod of the module. go test caches a
+// result by the files the test itself looked at; go list reads them in
+// another process, so without this an import added anywhere would be
+// answered by a cached pass.
+func touchSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir(moduleRoot(t), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".go") || d.Name() == "go.mod") {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s: %v", root, err)
+	}
+	return root
+}
