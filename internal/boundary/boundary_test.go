@@ -82,7 +82,7 @@ var rules = []rule{
 	// The end-to-end tests see the platform as a user does.
 	{doc: "test/e2e/framework", covers: []string{"test/e2e/framework"},
 		forbid: []string{"controllers/...", "node/...", "launcher/...", "apiserver/...", "internal/..."},
-		allow: []string{"launcher/layout", "launcher/domain"}},
+		allow:  []string{"launcher/layout", "launcher/domain"}},
 }
 
 // stated finds the sentences of a doc.go that state an import rule.
