@@ -29,6 +29,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/ownership"
+	"kubevirt.dev/virt/internal/ownership/ownershiptest"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
 	"kubevirt.dev/virt/node/monitor"
@@ -89,6 +91,7 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 	}
 	f.rv.Store(100)
 	f.serverLike()
+	ownershiptest.Guard(t, f.virt, ownership.Handler) // runs before the server-like reactors
 	return f
 }
 
