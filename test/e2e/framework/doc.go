@@ -1,7 +1,8 @@
 // Package framework gives the end-to-end tests a real cluster: the local
 // single-node Kubernetes of hack/cluster (the same scripts as `make up`)
 // with the platform deployed into it, clients for it, and helpers that wait
-// with bounds and say what they waited for.
+// with bounds and say what they waited for. A claim that something does not
+// happen is a watch (WatchVMI) that sees every change, never a sleep.
 //
 // Setup, called once from a test package's TestMain, attaches to the local
 // cluster of ${VIRT_STATE} when it already runs healthy (and leaves it
@@ -13,5 +14,6 @@
 // import the components themselves, so the tests see the platform as a user
 // does; only where an operator would look on the node (a guest's serial log,
 // its QEMU process) it takes the launcher's names for them from
-// launcher/layout and launcher/domain.
+// launcher/layout and launcher/domain, and of a component it reads what an
+// operator reads: its log and its /metrics.
 package framework
