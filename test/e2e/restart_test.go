@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -68,24 +69,32 @@ func TestComponentRestarts(t *testing.T) {
 			t.Fatalf("want one virt-handler pod, got %d (%v)", len(pods.Items), err)
 		}
 		old := pods.Items[0]
-		// Watch the phases while the handler is away and comes back: a
-		// guest must not flap through another phase.
-		watchCtx, stop := context.WithCancel(ctx)
-		flaps := make(chan error, len(guests))
+		// Watch every version of the guests while the handler is away and
+		// comes back: a guest must not flap through another phase, not
+		// even for a moment.
+		var watches []*framework.VMIWatch
 		for _, g := range guests {
-			go func() { flaps <- stable(watchCtx, ns, g.Name, virtv1.Running, 2*time.Minute) }()
+			w, err := cluster.WatchVMI(ctx, ns, g.Name, sameAndRunning(g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = w.Stop() })
+			watches = append(watches, w)
 		}
 		if err := cluster.Kube.CoreV1().Pods("virt-system").Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cluster.WaitPodReady(ctx, "virt-system", virtHandlerSelector, string(old.UID), 2*time.Minute); err != nil {
+		handler, err := cluster.WaitPodReady(ctx, "virt-system", virtHandlerSelector, string(old.UID), 2*time.Minute)
+		if err != nil {
 			t.Fatal(err)
 		}
-		// Give the new handler time to resync every guest.
-		time.Sleep(10 * time.Second)
-		stop()
-		for range guests {
-			if err := <-flaps; err != nil {
+		// Until the new handler has resynced every guest: what it makes of
+		// a guest it finds is written by then, and watched.
+		if err := cluster.WaitHandlerResynced(ctx, handler, guests, 2*time.Minute); err != nil {
+			t.Error(err)
+		}
+		for _, w := range watches {
+			if err := w.Stop(); err != nil {
 				t.Error(err)
 			}
 		}
@@ -123,6 +132,21 @@ func TestComponentRestarts(t *testing.T) {
 		}
 		stillRunning(t)
 	})
+}
+
+// sameAndRunning accepts only g itself (its UID), Running.
+func sameAndRunning(g *virtv1.VirtualMachineInstance) func(*virtv1.VirtualMachineInstance) error {
+	return func(v *virtv1.VirtualMachineInstance) error {
+		switch {
+		case v == nil:
+			return fmt.Errorf("gone, want %s Running", g.UID)
+		case v.UID != g.UID:
+			return fmt.Errorf("replaced by %s (phase %s), want %s Running", v.UID, v.Status.Phase, g.UID)
+		case v.Status.Phase != virtv1.Running:
+			return fmt.Errorf("left %s: now %s (reason %q)", virtv1.Running, v.Status.Phase, v.Status.Reason)
+		}
+		return nil
+	}
 }
 
 // inventory maps kind/name to UID of the namespace's VMIs and VMs.
