@@ -28,6 +28,8 @@ type Calls struct {
 	// Shutdowns are the grace periods of the Shutdown calls (-1: unset).
 	Shutdowns []int64
 	Kill      int
+	// Pause and Unpause count the calls, answered or refused.
+	Pause, Unpause int
 }
 
 // Server is a fake launcher. Create it with Start.
@@ -266,6 +268,46 @@ func (s *Server) Kill(context.Context, *apiv1.KillRequest) (*apiv1.KillResponse,
 		s.End("destroyed")
 	}
 	return &apiv1.KillResponse{}, nil
+}
+
+// Pause stops the vCPUs of a running domain, like the launcher: the domain
+// goes PAUSED and watchers get SUSPENDED; a domain that is not running is
+// refused with FailedPrecondition.
+func (s *Server) Pause(context.Context, *apiv1.PauseRequest) (*apiv1.PauseResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.Pause++
+	if err := s.runningLocked(); err != nil {
+		return nil, err
+	}
+	if s.domain.State != apiv1.DomainState_DOMAIN_STATE_PAUSED {
+		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_PAUSED, "user"
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_SUSPENDED, "paused")
+	}
+	return &apiv1.PauseResponse{}, nil
+}
+
+// Unpause resumes the vCPUs: RUNNING, RESUMED.
+func (s *Server) Unpause(context.Context, *apiv1.UnpauseRequest) (*apiv1.UnpauseResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.Unpause++
+	if err := s.runningLocked(); err != nil {
+		return nil, err
+	}
+	if s.domain.State == apiv1.DomainState_DOMAIN_STATE_PAUSED {
+		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_RUNNING, "unpaused"
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_RESUMED, "unpaused")
+	}
+	return &apiv1.UnpauseResponse{}, nil
+}
+
+// runningLocked refuses calls that need a started domain that has not ended.
+func (s *Server) runningLocked() error {
+	if s.domain.State == apiv1.DomainState_DOMAIN_STATE_ABSENT || s.domain.StopReason != apiv1.StopReason_STOP_REASON_UNSPECIFIED {
+		return status.Errorf(codes.FailedPrecondition, "domain %s is not running", s.domain.Name)
+	}
+	return nil
 }
 
 // GetDomain answers the domain.

@@ -268,6 +268,31 @@ func (l *Launcher) Shutdown(ctx context.Context, grace int64) error {
 	return nil
 }
 
+// Pause asks the launcher to stop the domain's vCPUs. The new state
+// arrives through the watch like any other.
+func (l *Launcher) Pause(ctx context.Context) error {
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) error {
+		_, err := l.client.Pause(ctx, &apiv1.PauseRequest{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pause domain: %w", err)
+	}
+	return nil
+}
+
+// Unpause asks the launcher to resume the domain's vCPUs.
+func (l *Launcher) Unpause(ctx context.Context) error {
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) error {
+		_, err := l.client.Unpause(ctx, &apiv1.UnpauseRequest{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("unpause domain: %w", err)
+	}
+	return nil
+}
+
 // call runs one RPC with a timeout, retrying while the launcher is
 // Unavailable: the connection may be re-establishing after a hiccup. Other
 // errors are answers and returned as they are.

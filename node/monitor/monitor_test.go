@@ -144,6 +144,35 @@ func TestWatchFollowsTheDomain(t *testing.T) {
 	}
 }
 
+func TestPauseAndUnpause(t *testing.T) {
+	dir := privateDir(t)
+	vmi := testVMI()
+	fake := fakelauncher.Start(t, dir, vmi)
+	_, l, _ := watch(t, dir, vmi)
+
+	if err := l.Pause(t.Context()); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("Pause before the guest started = %v, want FailedPrecondition", err)
+	}
+	if _, err := l.Sync(t.Context(), vmi); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Pause(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the paused domain through the watch", func() bool {
+		return l.State().Domain.GetState() == apiv1.DomainState_DOMAIN_STATE_PAUSED
+	})
+	if err := l.Unpause(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the resumed domain through the watch", func() bool {
+		return l.State().Domain.GetState() == apiv1.DomainState_DOMAIN_STATE_RUNNING
+	})
+	if c := fake.Calls(); c.Pause != 2 || c.Unpause != 1 {
+		t.Errorf("calls = %+v, want 2 Pause (one refused) and 1 Unpause", c)
+	}
+}
+
 func TestWatchRefusesAnotherVMIsLauncher(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
