@@ -34,6 +34,11 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineInstanceList{},
 		&VirtualMachine{},
 		&VirtualMachineList{},
+		&StartOptions{},
+		&StopOptions{},
+		&RestartOptions{},
+		&PauseOptions{},
+		&UnpauseOptions{},
 	)
 	return nil
 }

@@ -126,6 +126,9 @@ type Devices struct {
 	AutoattachPodInterface *bool
 	// AutoattachSerialConsole adds a serial console. Defaults to true.
 	AutoattachSerialConsole *bool
+	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
+	// server shows. Defaults to true.
+	AutoattachGraphicsDevice *bool
 	// Rng adds a virtio random number generator fed by the host.
 	Rng *Rng
 	// Watchdog adds a watchdog device.

@@ -113,6 +113,32 @@ type VirtualMachineStatus struct {
 	StartFailure *VirtualMachineStartFailure
 	// ObservedGeneration is the generation of the spec last acted on.
 	ObservedGeneration int64
+	// StateChangeRequests are actions asked of the controller through the
+	// start, stop and restart subresources, in order: e.g. stop the
+	// instance with this UID, then start a new one. The API appends them,
+	// the controller removes each once it is done.
+	StateChangeRequests []VirtualMachineStateChangeRequest
+}
+
+// StateChangeRequestAction is what a state change request asks for.
+type StateChangeRequestAction string
+
+const (
+	// StartRequest asks for an instance to be created.
+	StartRequest StateChangeRequestAction = "Start"
+	// StopRequest asks for the instance to be deleted.
+	StopRequest StateChangeRequestAction = "Stop"
+)
+
+// VirtualMachineStateChangeRequest is one action asked of the controller.
+type VirtualMachineStateChangeRequest struct {
+	// Action is Start or Stop.
+	Action StateChangeRequestAction
+	// Data carries additional parameters of the action.
+	Data map[string]string
+	// UID is the instance a Stop applies to; a Stop for an instance that is
+	// gone is done.
+	UID *types.UID
 }
 
 // VirtualMachineConditionType names an observation of a VM.

@@ -108,6 +108,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStartFailure"):
 		return &virtualizationv1.VirtualMachineStartFailureApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineStateChangeRequest"):
+		return &virtualizationv1.VirtualMachineStateChangeRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStatus"):
 		return &virtualizationv1.VirtualMachineStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):

@@ -362,11 +362,16 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.Memory{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_Memory(ref),
 		virtualizationv1.Network{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_Network(ref),
 		virtualizationv1.NetworkSource{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_NetworkSource(ref),
+		virtualizationv1.PauseOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_PauseOptions(ref),
 		virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref),
 		virtualizationv1.PodNetwork{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_PodNetwork(ref),
 		virtualizationv1.Port{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_Port(ref),
 		virtualizationv1.ResourceRequirements{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_ResourceRequirements(ref),
+		virtualizationv1.RestartOptions{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_RestartOptions(ref),
 		virtualizationv1.Rng{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_Rng(ref),
+		virtualizationv1.StartOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_StartOptions(ref),
+		virtualizationv1.StopOptions{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_StopOptions(ref),
+		virtualizationv1.UnpauseOptions{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_UnpauseOptions(ref),
 		virtualizationv1.VirtualMachine{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_VirtualMachine(ref),
 		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
 		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
@@ -380,6 +385,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineList{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_VirtualMachineList(ref),
 		virtualizationv1.VirtualMachineSpec{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref),
 		virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineStartFailure(ref),
+		virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName():               schema_virt_apis_virtualization_v1_VirtualMachineStateChangeRequest(ref),
 		virtualizationv1.VirtualMachineStatus{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref),
 		virtualizationv1.Volume{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_Volume(ref),
 		virtualizationv1.VolumeSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_VolumeSource(ref),
@@ -17695,6 +17701,13 @@ func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) co
 							Ref:         ref(virtualizationv1.Watchdog{}.OpenAPIModelName()),
 						},
 					},
+					"autoattachGraphicsDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachGraphicsDevice adds a graphics device the guest's VNC server shows. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -18262,6 +18275,52 @@ func schema_virt_apis_virtualization_v1_NetworkSource(ref common.ReferenceCallba
 	}
 }
 
+func schema_virt_apis_virtualization_v1_PauseOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PauseOptions is the body of a PUT to virtualmachineinstances/NAME/pause.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be changed. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18397,12 +18456,210 @@ func schema_virt_apis_virtualization_v1_ResourceRequirements(ref common.Referenc
 	}
 }
 
+func schema_virt_apis_virtualization_v1_RestartOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RestartOptions is the body of a PUT to virtualmachines/NAME/restart.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"gracePeriodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GracePeriodSeconds is how long the old instance's guest gets to shut down before it is stopped by force; without it, the instance's terminationGracePeriodSeconds. Zero restarts at once.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be persisted. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_Rng(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
 				Description: "Rng is a virtio random number generator.",
 				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_StartOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StartOptions is the body of a PUT to virtualmachines/NAME/start.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be persisted. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_StopOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StopOptions is the body of a PUT to virtualmachines/NAME/stop.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"gracePeriod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GracePeriod, in seconds, replaces the instance's terminationGracePeriodSeconds for this stop: the instance is deleted with it. Zero stops the guest at once.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be persisted. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_UnpauseOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UnpauseOptions is the body of a PUT to virtualmachineinstances/NAME/unpause.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be changed. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
 			},
 		},
 	}
@@ -19153,6 +19410,51 @@ func schema_virt_apis_virtualization_v1_VirtualMachineStartFailure(ref common.Re
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineStateChangeRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineStateChangeRequest is one action asked of the controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"action": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Action is Start or Stop.\n\nPossible enum values:\n - `\"Start\"` asks for an instance to be created.\n - `\"Stop\"` asks for the instance to be deleted.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Start", "Stop"},
+						},
+					},
+					"data": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Data carries additional parameters of the action.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UID is the instance a Stop applies to; a Stop for an instance that is gone is done.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"action"},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19215,11 +19517,29 @@ func schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref common.Referenc
 							Format:      "int64",
 						},
 					},
+					"stateChangeRequests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "StateChangeRequests are actions asked of the controller through the start, stop and restart subresources, in order: e.g. stop the instance with this UID, then start a new one. The API appends them, the controller removes each once it is done.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName()},
+			virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()},
 	}
 }
 

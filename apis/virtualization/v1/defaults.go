@@ -56,6 +56,9 @@ func SetDefaults_VirtualMachineInstanceSpec(spec *VirtualMachineInstanceSpec) {
 	if d.Devices.AutoattachSerialConsole == nil {
 		d.Devices.AutoattachSerialConsole = ptr.To(true)
 	}
+	if d.Devices.AutoattachGraphicsDevice == nil {
+		d.Devices.AutoattachGraphicsDevice = ptr.To(true)
+	}
 	setDefaultPodNetwork(spec)
 }
 

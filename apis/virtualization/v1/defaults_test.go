@@ -84,6 +84,17 @@ func TestVirtualMachineInstanceDefaults(t *testing.T) {
 			equal(t, got.Domain.Devices.AutoattachSerialConsole, ptr.To(false))
 		},
 	}, {
+		name: "graphics device on",
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Devices.AutoattachGraphicsDevice, ptr.To(true))
+		},
+	}, {
+		name: "graphics device off kept",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{AutoattachGraphicsDevice: ptr.To(false)}}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Devices.AutoattachGraphicsDevice, ptr.To(false))
+		},
+	}, {
 		name: "pod network with masquerade when none given",
 		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
 			equal(t, got.Networks, podNetwork)

@@ -39,6 +39,11 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineInstanceList{},
 		&VirtualMachine{},
 		&VirtualMachineList{},
+		&StartOptions{},
+		&StopOptions{},
+		&RestartOptions{},
+		&PauseOptions{},
+		&UnpauseOptions{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -168,6 +168,10 @@ type Devices struct {
 	// Watchdog adds a watchdog device.
 	// +optional
 	Watchdog *Watchdog `json:"watchdog,omitempty" protobuf:"bytes,6,opt,name=watchdog"`
+	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
+	// server shows. Defaults to true.
+	// +optional
+	AutoattachGraphicsDevice *bool `json:"autoattachGraphicsDevice,omitempty" protobuf:"varint,7,opt,name=autoattachGraphicsDevice"`
 }
 
 // DiskBus is the bus a disk is attached to.

@@ -129,6 +129,37 @@ type VirtualMachineStatus struct {
 	// ObservedGeneration is the generation of the spec last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,6,opt,name=observedGeneration"`
+	// StateChangeRequests are actions asked of the controller through the
+	// start, stop and restart subresources, in order: e.g. stop the
+	// instance with this UID, then start a new one. The API appends them,
+	// the controller removes each once it is done.
+	// +optional
+	// +listType=atomic
+	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty" protobuf:"bytes,7,rep,name=stateChangeRequests"`
+}
+
+// StateChangeRequestAction is what a state change request asks for.
+// +enum
+type StateChangeRequestAction string
+
+const (
+	// StartRequest asks for an instance to be created.
+	StartRequest StateChangeRequestAction = "Start"
+	// StopRequest asks for the instance to be deleted.
+	StopRequest StateChangeRequestAction = "Stop"
+)
+
+// VirtualMachineStateChangeRequest is one action asked of the controller.
+type VirtualMachineStateChangeRequest struct {
+	// Action is Start or Stop.
+	Action StateChangeRequestAction `json:"action" protobuf:"bytes,1,opt,name=action,casttype=StateChangeRequestAction"`
+	// Data carries additional parameters of the action.
+	// +optional
+	Data map[string]string `json:"data,omitempty" protobuf:"bytes,2,rep,name=data"`
+	// UID is the instance a Stop applies to; a Stop for an instance that is
+	// gone is done.
+	// +optional
+	UID *types.UID `json:"uid,omitempty" protobuf:"bytes,3,opt,name=uid,casttype=k8s.io/apimachinery/pkg/types.UID"`
 }
 
 // VirtualMachineConditionType names an observation of a VM.

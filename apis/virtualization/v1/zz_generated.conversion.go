@@ -24,6 +24,7 @@ package v1
 import (
 	unsafe "unsafe"
 
+	corev1 "k8s.io/api/core/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	virtualization "kubevirt.dev/virt/apis/virtualization"
@@ -286,6 +287,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*PauseOptions)(nil), (*virtualization.PauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PauseOptions_To_virtualization_PauseOptions(a.(*PauseOptions), b.(*virtualization.PauseOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PauseOptions)(nil), (*PauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PauseOptions_To_v1_PauseOptions(a.(*virtualization.PauseOptions), b.(*PauseOptions), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*PersistentVolumeClaimVolumeSource)(nil), (*virtualization.PersistentVolumeClaimVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_PersistentVolumeClaimVolumeSource_To_virtualization_PersistentVolumeClaimVolumeSource(a.(*PersistentVolumeClaimVolumeSource), b.(*virtualization.PersistentVolumeClaimVolumeSource), scope)
 	}); err != nil {
@@ -326,6 +337,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*RestartOptions)(nil), (*virtualization.RestartOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_RestartOptions_To_virtualization_RestartOptions(a.(*RestartOptions), b.(*virtualization.RestartOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.RestartOptions)(nil), (*RestartOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_RestartOptions_To_v1_RestartOptions(a.(*virtualization.RestartOptions), b.(*RestartOptions), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Rng)(nil), (*virtualization.Rng)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Rng_To_virtualization_Rng(a.(*Rng), b.(*virtualization.Rng), scope)
 	}); err != nil {
@@ -333,6 +354,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Rng)(nil), (*Rng)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Rng_To_v1_Rng(a.(*virtualization.Rng), b.(*Rng), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*StartOptions)(nil), (*virtualization.StartOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_StartOptions_To_virtualization_StartOptions(a.(*StartOptions), b.(*virtualization.StartOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.StartOptions)(nil), (*StartOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_StartOptions_To_v1_StartOptions(a.(*virtualization.StartOptions), b.(*StartOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*StopOptions)(nil), (*virtualization.StopOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_StopOptions_To_virtualization_StopOptions(a.(*StopOptions), b.(*virtualization.StopOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.StopOptions)(nil), (*StopOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_StopOptions_To_v1_StopOptions(a.(*virtualization.StopOptions), b.(*StopOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UnpauseOptions)(nil), (*virtualization.UnpauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(a.(*UnpauseOptions), b.(*virtualization.UnpauseOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.UnpauseOptions)(nil), (*UnpauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(a.(*virtualization.UnpauseOptions), b.(*UnpauseOptions), scope)
 	}); err != nil {
 		return err
 	}
@@ -463,6 +514,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineStartFailure)(nil), (*VirtualMachineStartFailure)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineStartFailure_To_v1_VirtualMachineStartFailure(a.(*virtualization.VirtualMachineStartFailure), b.(*VirtualMachineStartFailure), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineStateChangeRequest)(nil), (*virtualization.VirtualMachineStateChangeRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineStateChangeRequest_To_virtualization_VirtualMachineStateChangeRequest(a.(*VirtualMachineStateChangeRequest), b.(*virtualization.VirtualMachineStateChangeRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineStateChangeRequest)(nil), (*VirtualMachineStateChangeRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineStateChangeRequest_To_v1_VirtualMachineStateChangeRequest(a.(*virtualization.VirtualMachineStateChangeRequest), b.(*VirtualMachineStateChangeRequest), scope)
 	}); err != nil {
 		return err
 	}
@@ -640,7 +701,13 @@ func Convert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in *vi
 }
 
 func autoConvert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualization.Devices, s conversion.Scope) error {
-	*out = *(*virtualization.Devices)(unsafe.Pointer(in))
+	out.Disks = *(*[]virtualization.Disk)(unsafe.Pointer(&in.Disks))
+	out.Interfaces = *(*[]virtualization.Interface)(unsafe.Pointer(&in.Interfaces))
+	out.AutoattachPodInterface = (*bool)(unsafe.Pointer(in.AutoattachPodInterface))
+	out.AutoattachSerialConsole = (*bool)(unsafe.Pointer(in.AutoattachSerialConsole))
+	out.Rng = (*virtualization.Rng)(unsafe.Pointer(in.Rng))
+	out.Watchdog = (*virtualization.Watchdog)(unsafe.Pointer(in.Watchdog))
+	out.AutoattachGraphicsDevice = (*bool)(unsafe.Pointer(in.AutoattachGraphicsDevice))
 	return nil
 }
 
@@ -650,7 +717,13 @@ func Convert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualizati
 }
 
 func autoConvert_virtualization_Devices_To_v1_Devices(in *virtualization.Devices, out *Devices, s conversion.Scope) error {
-	*out = *(*Devices)(unsafe.Pointer(in))
+	out.Disks = *(*[]Disk)(unsafe.Pointer(&in.Disks))
+	out.Interfaces = *(*[]Interface)(unsafe.Pointer(&in.Interfaces))
+	out.AutoattachPodInterface = (*bool)(unsafe.Pointer(in.AutoattachPodInterface))
+	out.AutoattachSerialConsole = (*bool)(unsafe.Pointer(in.AutoattachSerialConsole))
+	out.AutoattachGraphicsDevice = (*bool)(unsafe.Pointer(in.AutoattachGraphicsDevice))
+	out.Rng = (*Rng)(unsafe.Pointer(in.Rng))
+	out.Watchdog = (*Watchdog)(unsafe.Pointer(in.Watchdog))
 	return nil
 }
 
@@ -720,7 +793,16 @@ func Convert_virtualization_DiskTarget_To_v1_DiskTarget(in *virtualization.DiskT
 }
 
 func autoConvert_v1_DomainSpec_To_virtualization_DomainSpec(in *DomainSpec, out *virtualization.DomainSpec, s conversion.Scope) error {
-	*out = *(*virtualization.DomainSpec)(unsafe.Pointer(in))
+	if err := Convert_v1_ResourceRequirements_To_virtualization_ResourceRequirements(&in.Resources, &out.Resources, s); err != nil {
+		return err
+	}
+	out.CPU = (*virtualization.CPU)(unsafe.Pointer(in.CPU))
+	out.Memory = (*virtualization.Memory)(unsafe.Pointer(in.Memory))
+	out.Machine = (*virtualization.Machine)(unsafe.Pointer(in.Machine))
+	out.Firmware = (*virtualization.Firmware)(unsafe.Pointer(in.Firmware))
+	if err := Convert_v1_Devices_To_virtualization_Devices(&in.Devices, &out.Devices, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -730,7 +812,16 @@ func Convert_v1_DomainSpec_To_virtualization_DomainSpec(in *DomainSpec, out *vir
 }
 
 func autoConvert_virtualization_DomainSpec_To_v1_DomainSpec(in *virtualization.DomainSpec, out *DomainSpec, s conversion.Scope) error {
-	*out = *(*DomainSpec)(unsafe.Pointer(in))
+	if err := Convert_virtualization_ResourceRequirements_To_v1_ResourceRequirements(&in.Resources, &out.Resources, s); err != nil {
+		return err
+	}
+	out.CPU = (*CPU)(unsafe.Pointer(in.CPU))
+	out.Memory = (*Memory)(unsafe.Pointer(in.Memory))
+	out.Machine = (*Machine)(unsafe.Pointer(in.Machine))
+	out.Firmware = (*Firmware)(unsafe.Pointer(in.Firmware))
+	if err := Convert_virtualization_Devices_To_v1_Devices(&in.Devices, &out.Devices, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -1019,6 +1110,26 @@ func Convert_virtualization_NetworkSource_To_v1_NetworkSource(in *virtualization
 	return autoConvert_virtualization_NetworkSource_To_v1_NetworkSource(in, out, s)
 }
 
+func autoConvert_v1_PauseOptions_To_virtualization_PauseOptions(in *PauseOptions, out *virtualization.PauseOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_v1_PauseOptions_To_virtualization_PauseOptions is an autogenerated conversion function.
+func Convert_v1_PauseOptions_To_virtualization_PauseOptions(in *PauseOptions, out *virtualization.PauseOptions, s conversion.Scope) error {
+	return autoConvert_v1_PauseOptions_To_virtualization_PauseOptions(in, out, s)
+}
+
+func autoConvert_virtualization_PauseOptions_To_v1_PauseOptions(in *virtualization.PauseOptions, out *PauseOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_virtualization_PauseOptions_To_v1_PauseOptions is an autogenerated conversion function.
+func Convert_virtualization_PauseOptions_To_v1_PauseOptions(in *virtualization.PauseOptions, out *PauseOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_PauseOptions_To_v1_PauseOptions(in, out, s)
+}
+
 func autoConvert_v1_PersistentVolumeClaimVolumeSource_To_virtualization_PersistentVolumeClaimVolumeSource(in *PersistentVolumeClaimVolumeSource, out *virtualization.PersistentVolumeClaimVolumeSource, s conversion.Scope) error {
 	*out = *(*virtualization.PersistentVolumeClaimVolumeSource)(unsafe.Pointer(in))
 	return nil
@@ -1099,6 +1210,28 @@ func Convert_virtualization_ResourceRequirements_To_v1_ResourceRequirements(in *
 	return autoConvert_virtualization_ResourceRequirements_To_v1_ResourceRequirements(in, out, s)
 }
 
+func autoConvert_v1_RestartOptions_To_virtualization_RestartOptions(in *RestartOptions, out *virtualization.RestartOptions, s conversion.Scope) error {
+	out.GracePeriodSeconds = (*int64)(unsafe.Pointer(in.GracePeriodSeconds))
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_v1_RestartOptions_To_virtualization_RestartOptions is an autogenerated conversion function.
+func Convert_v1_RestartOptions_To_virtualization_RestartOptions(in *RestartOptions, out *virtualization.RestartOptions, s conversion.Scope) error {
+	return autoConvert_v1_RestartOptions_To_virtualization_RestartOptions(in, out, s)
+}
+
+func autoConvert_virtualization_RestartOptions_To_v1_RestartOptions(in *virtualization.RestartOptions, out *RestartOptions, s conversion.Scope) error {
+	out.GracePeriodSeconds = (*int64)(unsafe.Pointer(in.GracePeriodSeconds))
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_virtualization_RestartOptions_To_v1_RestartOptions is an autogenerated conversion function.
+func Convert_virtualization_RestartOptions_To_v1_RestartOptions(in *virtualization.RestartOptions, out *RestartOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_RestartOptions_To_v1_RestartOptions(in, out, s)
+}
+
 func autoConvert_v1_Rng_To_virtualization_Rng(in *Rng, out *virtualization.Rng, s conversion.Scope) error {
 	*out = *(*virtualization.Rng)(unsafe.Pointer(in))
 	return nil
@@ -1117,6 +1250,68 @@ func autoConvert_virtualization_Rng_To_v1_Rng(in *virtualization.Rng, out *Rng, 
 // Convert_virtualization_Rng_To_v1_Rng is an autogenerated conversion function.
 func Convert_virtualization_Rng_To_v1_Rng(in *virtualization.Rng, out *Rng, s conversion.Scope) error {
 	return autoConvert_virtualization_Rng_To_v1_Rng(in, out, s)
+}
+
+func autoConvert_v1_StartOptions_To_virtualization_StartOptions(in *StartOptions, out *virtualization.StartOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_v1_StartOptions_To_virtualization_StartOptions is an autogenerated conversion function.
+func Convert_v1_StartOptions_To_virtualization_StartOptions(in *StartOptions, out *virtualization.StartOptions, s conversion.Scope) error {
+	return autoConvert_v1_StartOptions_To_virtualization_StartOptions(in, out, s)
+}
+
+func autoConvert_virtualization_StartOptions_To_v1_StartOptions(in *virtualization.StartOptions, out *StartOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_virtualization_StartOptions_To_v1_StartOptions is an autogenerated conversion function.
+func Convert_virtualization_StartOptions_To_v1_StartOptions(in *virtualization.StartOptions, out *StartOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_StartOptions_To_v1_StartOptions(in, out, s)
+}
+
+func autoConvert_v1_StopOptions_To_virtualization_StopOptions(in *StopOptions, out *virtualization.StopOptions, s conversion.Scope) error {
+	out.GracePeriod = (*int64)(unsafe.Pointer(in.GracePeriod))
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_v1_StopOptions_To_virtualization_StopOptions is an autogenerated conversion function.
+func Convert_v1_StopOptions_To_virtualization_StopOptions(in *StopOptions, out *virtualization.StopOptions, s conversion.Scope) error {
+	return autoConvert_v1_StopOptions_To_virtualization_StopOptions(in, out, s)
+}
+
+func autoConvert_virtualization_StopOptions_To_v1_StopOptions(in *virtualization.StopOptions, out *StopOptions, s conversion.Scope) error {
+	out.GracePeriod = (*int64)(unsafe.Pointer(in.GracePeriod))
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_virtualization_StopOptions_To_v1_StopOptions is an autogenerated conversion function.
+func Convert_virtualization_StopOptions_To_v1_StopOptions(in *virtualization.StopOptions, out *StopOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_StopOptions_To_v1_StopOptions(in, out, s)
+}
+
+func autoConvert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(in *UnpauseOptions, out *virtualization.UnpauseOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_v1_UnpauseOptions_To_virtualization_UnpauseOptions is an autogenerated conversion function.
+func Convert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(in *UnpauseOptions, out *virtualization.UnpauseOptions, s conversion.Scope) error {
+	return autoConvert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(in, out, s)
+}
+
+func autoConvert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in *virtualization.UnpauseOptions, out *UnpauseOptions, s conversion.Scope) error {
+	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
+	return nil
+}
+
+// Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions is an autogenerated conversion function.
+func Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in *virtualization.UnpauseOptions, out *UnpauseOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachine_To_virtualization_VirtualMachine(in *VirtualMachine, out *virtualization.VirtualMachine, s conversion.Scope) error {
@@ -1225,7 +1420,17 @@ func Convert_virtualization_VirtualMachineInstanceCondition_To_v1_VirtualMachine
 
 func autoConvert_v1_VirtualMachineInstanceList_To_virtualization_VirtualMachineInstanceList(in *VirtualMachineInstanceList, out *virtualization.VirtualMachineInstanceList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	out.Items = *(*[]virtualization.VirtualMachineInstance)(unsafe.Pointer(&in.Items))
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]virtualization.VirtualMachineInstance, len(*in))
+		for i := range *in {
+			if err := Convert_v1_VirtualMachineInstance_To_virtualization_VirtualMachineInstance(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
 	return nil
 }
 
@@ -1236,7 +1441,17 @@ func Convert_v1_VirtualMachineInstanceList_To_virtualization_VirtualMachineInsta
 
 func autoConvert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(in *virtualization.VirtualMachineInstanceList, out *VirtualMachineInstanceList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	out.Items = *(*[]VirtualMachineInstance)(unsafe.Pointer(&in.Items))
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]VirtualMachineInstance, len(*in))
+		for i := range *in {
+			if err := Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
 	return nil
 }
 
@@ -1286,7 +1501,19 @@ func Convert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_To_v1
 }
 
 func autoConvert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(in *VirtualMachineInstanceSpec, out *virtualization.VirtualMachineInstanceSpec, s conversion.Scope) error {
-	*out = *(*virtualization.VirtualMachineInstanceSpec)(unsafe.Pointer(in))
+	if err := Convert_v1_DomainSpec_To_virtualization_DomainSpec(&in.Domain, &out.Domain, s); err != nil {
+		return err
+	}
+	out.NodeSelector = *(*map[string]string)(unsafe.Pointer(&in.NodeSelector))
+	out.Affinity = (*corev1.Affinity)(unsafe.Pointer(in.Affinity))
+	out.Tolerations = *(*[]corev1.Toleration)(unsafe.Pointer(&in.Tolerations))
+	out.TerminationGracePeriodSeconds = (*int64)(unsafe.Pointer(in.TerminationGracePeriodSeconds))
+	out.Volumes = *(*[]virtualization.Volume)(unsafe.Pointer(&in.Volumes))
+	out.Networks = *(*[]virtualization.Network)(unsafe.Pointer(&in.Networks))
+	out.Hostname = in.Hostname
+	out.Subdomain = in.Subdomain
+	out.PriorityClassName = in.PriorityClassName
+	out.SchedulerName = in.SchedulerName
 	return nil
 }
 
@@ -1296,7 +1523,19 @@ func Convert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInsta
 }
 
 func autoConvert_virtualization_VirtualMachineInstanceSpec_To_v1_VirtualMachineInstanceSpec(in *virtualization.VirtualMachineInstanceSpec, out *VirtualMachineInstanceSpec, s conversion.Scope) error {
-	*out = *(*VirtualMachineInstanceSpec)(unsafe.Pointer(in))
+	if err := Convert_virtualization_DomainSpec_To_v1_DomainSpec(&in.Domain, &out.Domain, s); err != nil {
+		return err
+	}
+	out.NodeSelector = *(*map[string]string)(unsafe.Pointer(&in.NodeSelector))
+	out.Affinity = (*corev1.Affinity)(unsafe.Pointer(in.Affinity))
+	out.Tolerations = *(*[]corev1.Toleration)(unsafe.Pointer(&in.Tolerations))
+	out.TerminationGracePeriodSeconds = (*int64)(unsafe.Pointer(in.TerminationGracePeriodSeconds))
+	out.Volumes = *(*[]Volume)(unsafe.Pointer(&in.Volumes))
+	out.Networks = *(*[]Network)(unsafe.Pointer(&in.Networks))
+	out.Hostname = in.Hostname
+	out.Subdomain = in.Subdomain
+	out.PriorityClassName = in.PriorityClassName
+	out.SchedulerName = in.SchedulerName
 	return nil
 }
 
@@ -1326,7 +1565,10 @@ func Convert_virtualization_VirtualMachineInstanceStatus_To_v1_VirtualMachineIns
 }
 
 func autoConvert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(in *VirtualMachineInstanceTemplateSpec, out *virtualization.VirtualMachineInstanceTemplateSpec, s conversion.Scope) error {
-	*out = *(*virtualization.VirtualMachineInstanceTemplateSpec)(unsafe.Pointer(in))
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -1336,7 +1578,10 @@ func Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMach
 }
 
 func autoConvert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(in *virtualization.VirtualMachineInstanceTemplateSpec, out *VirtualMachineInstanceTemplateSpec, s conversion.Scope) error {
-	*out = *(*VirtualMachineInstanceTemplateSpec)(unsafe.Pointer(in))
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstanceSpec_To_v1_VirtualMachineInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -1347,7 +1592,17 @@ func Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMach
 
 func autoConvert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *VirtualMachineList, out *virtualization.VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	out.Items = *(*[]virtualization.VirtualMachine)(unsafe.Pointer(&in.Items))
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]virtualization.VirtualMachine, len(*in))
+		for i := range *in {
+			if err := Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
 	return nil
 }
 
@@ -1358,7 +1613,17 @@ func Convert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *Virt
 
 func autoConvert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in *virtualization.VirtualMachineList, out *VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	out.Items = *(*[]VirtualMachine)(unsafe.Pointer(&in.Items))
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]VirtualMachine, len(*in))
+		for i := range *in {
+			if err := Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
 	return nil
 }
 
@@ -1368,7 +1633,17 @@ func Convert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in *virt
 }
 
 func autoConvert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *VirtualMachineSpec, out *virtualization.VirtualMachineSpec, s conversion.Scope) error {
-	*out = *(*virtualization.VirtualMachineSpec)(unsafe.Pointer(in))
+	out.Running = (*bool)(unsafe.Pointer(in.Running))
+	out.RunStrategy = (*virtualization.VirtualMachineRunStrategy)(unsafe.Pointer(in.RunStrategy))
+	if in.Template != nil {
+		in, out := &in.Template, &out.Template
+		*out = new(virtualization.VirtualMachineInstanceTemplateSpec)
+		if err := Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
+			return err
+		}
+	} else {
+		out.Template = nil
+	}
 	return nil
 }
 
@@ -1378,7 +1653,17 @@ func Convert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *Virt
 }
 
 func autoConvert_virtualization_VirtualMachineSpec_To_v1_VirtualMachineSpec(in *virtualization.VirtualMachineSpec, out *VirtualMachineSpec, s conversion.Scope) error {
-	*out = *(*VirtualMachineSpec)(unsafe.Pointer(in))
+	out.Running = (*bool)(unsafe.Pointer(in.Running))
+	out.RunStrategy = (*VirtualMachineRunStrategy)(unsafe.Pointer(in.RunStrategy))
+	if in.Template != nil {
+		in, out := &in.Template, &out.Template
+		*out = new(VirtualMachineInstanceTemplateSpec)
+		if err := Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
+			return err
+		}
+	} else {
+		out.Template = nil
+	}
 	return nil
 }
 
@@ -1405,6 +1690,26 @@ func autoConvert_virtualization_VirtualMachineStartFailure_To_v1_VirtualMachineS
 // Convert_virtualization_VirtualMachineStartFailure_To_v1_VirtualMachineStartFailure is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachineStartFailure_To_v1_VirtualMachineStartFailure(in *virtualization.VirtualMachineStartFailure, out *VirtualMachineStartFailure, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachineStartFailure_To_v1_VirtualMachineStartFailure(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineStateChangeRequest_To_virtualization_VirtualMachineStateChangeRequest(in *VirtualMachineStateChangeRequest, out *virtualization.VirtualMachineStateChangeRequest, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineStateChangeRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineStateChangeRequest_To_virtualization_VirtualMachineStateChangeRequest is an autogenerated conversion function.
+func Convert_v1_VirtualMachineStateChangeRequest_To_virtualization_VirtualMachineStateChangeRequest(in *VirtualMachineStateChangeRequest, out *virtualization.VirtualMachineStateChangeRequest, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineStateChangeRequest_To_virtualization_VirtualMachineStateChangeRequest(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineStateChangeRequest_To_v1_VirtualMachineStateChangeRequest(in *virtualization.VirtualMachineStateChangeRequest, out *VirtualMachineStateChangeRequest, s conversion.Scope) error {
+	*out = *(*VirtualMachineStateChangeRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineStateChangeRequest_To_v1_VirtualMachineStateChangeRequest is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineStateChangeRequest_To_v1_VirtualMachineStateChangeRequest(in *virtualization.VirtualMachineStateChangeRequest, out *VirtualMachineStateChangeRequest, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineStateChangeRequest_To_v1_VirtualMachineStateChangeRequest(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineStatus_To_virtualization_VirtualMachineStatus(in *VirtualMachineStatus, out *virtualization.VirtualMachineStatus, s conversion.Scope) error {

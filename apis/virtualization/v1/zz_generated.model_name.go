@@ -147,6 +147,11 @@ func (in NetworkSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PauseOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PauseOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource"
 }
@@ -167,8 +172,28 @@ func (in ResourceRequirements) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RestartOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.RestartOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StartOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.StartOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StopOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.StopOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UnpauseOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.UnpauseOptions"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -234,6 +259,11 @@ func (in VirtualMachineSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStartFailure) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineStateChangeRequest) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStateChangeRequest"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -118,6 +118,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.Devices
   map:
     fields:
+    - name: autoattachGraphicsDevice
+      type:
+        scalar: boolean
     - name: autoattachPodInterface
       type:
         scalar: boolean
@@ -635,6 +638,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: retryAfterTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStateChangeRequest
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
+      default: ""
+    - name: data
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: uid
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
   map:
     fields:
@@ -661,6 +679,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: startFailure
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure
+    - name: stateChangeRequests
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStateChangeRequest
+          elementRelationship: atomic
 - name: dev.kubevirt.virt.apis.virtualization.v1.Volume
   map:
     fields:

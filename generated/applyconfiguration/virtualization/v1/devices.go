@@ -40,6 +40,9 @@ type DevicesApplyConfiguration struct {
 	Rng *virtualizationv1.Rng `json:"rng,omitempty"`
 	// Watchdog adds a watchdog device.
 	Watchdog *WatchdogApplyConfiguration `json:"watchdog,omitempty"`
+	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
+	// server shows. Defaults to true.
+	AutoattachGraphicsDevice *bool `json:"autoattachGraphicsDevice,omitempty"`
 }
 
 // DevicesApplyConfiguration constructs a declarative configuration of the Devices type for use with
@@ -103,5 +106,13 @@ func (b *DevicesApplyConfiguration) WithRng(value virtualizationv1.Rng) *Devices
 // If called multiple times, the Watchdog field is set to the value of the last call.
 func (b *DevicesApplyConfiguration) WithWatchdog(value *WatchdogApplyConfiguration) *DevicesApplyConfiguration {
 	b.Watchdog = value
+	return b
+}
+
+// WithAutoattachGraphicsDevice sets the AutoattachGraphicsDevice field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachGraphicsDevice field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachGraphicsDevice(value bool) *DevicesApplyConfiguration {
+	b.AutoattachGraphicsDevice = &value
 	return b
 }

@@ -39,6 +39,11 @@ type VirtualMachineStatusApplyConfiguration struct {
 	StartFailure *VirtualMachineStartFailureApplyConfiguration `json:"startFailure,omitempty"`
 	// ObservedGeneration is the generation of the spec last acted on.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// StateChangeRequests are actions asked of the controller through the
+	// start, stop and restart subresources, in order: e.g. stop the
+	// instance with this UID, then start a new one. The API appends them,
+	// the controller removes each once it is done.
+	StateChangeRequests []VirtualMachineStateChangeRequestApplyConfiguration `json:"stateChangeRequests,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -97,5 +102,18 @@ func (b *VirtualMachineStatusApplyConfiguration) WithStartFailure(value *Virtual
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *VirtualMachineStatusApplyConfiguration) WithObservedGeneration(value int64) *VirtualMachineStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithStateChangeRequests adds the given value to the StateChangeRequests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the StateChangeRequests field.
+func (b *VirtualMachineStatusApplyConfiguration) WithStateChangeRequests(values ...*VirtualMachineStateChangeRequestApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithStateChangeRequests")
+		}
+		b.StateChangeRequests = append(b.StateChangeRequests, *values[i])
+	}
 	return b
 }
