@@ -256,6 +256,23 @@ func (c *Conn) Shutdown(name string) error {
 	})
 }
 
+// Reboot asks the guest to reboot by pressing the domain's ACPI power button.
+// libvirt remembers the request: once the guest has powered off, it resets
+// the domain instead of stopping it, so the domain never leaves running. A
+// guest that ignores the button does not reboot; a later Shutdown cancels the
+// request.
+func (c *Conn) Reboot(name string) error {
+	return c.do(name, "reboot", func(d *libvirt.Domain) error {
+		err := d.Reboot(libvirt.DOMAIN_REBOOT_ACPI_POWER_BTN)
+		var lerr libvirt.Error
+		if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_INVALID_ARG {
+			// As for Shutdown: the test driver knows no reboot methods.
+			return d.Reboot(libvirt.DOMAIN_REBOOT_DEFAULT)
+		}
+		return err
+	})
+}
+
 // Destroy stops the domain at once.
 func (c *Conn) Destroy(name string) error {
 	return c.do(name, "destroy", (*libvirt.Domain).Destroy)

@@ -322,6 +322,34 @@ func (s *Server) Unpause(context.Context, *apiv1.UnpauseRequest) (*apiv1.Unpause
 	return &apiv1.UnpauseResponse{}, nil
 }
 
+// SoftReboot asks the guest to reboot itself (ACPI power button; libvirt
+// resets the domain once the guest powered off). A guest agent would be asked
+// first, were there one.
+func (s *Server) SoftReboot(ctx context.Context, _ *apiv1.SoftRebootRequest) (*apiv1.SoftRebootResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.final != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is not running", s.name)
+	}
+	if s.shutdown {
+		// The reboot would turn the shutdown's power-off into a reset.
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is shutting down", s.name)
+	}
+	st, err := s.conn.Status(s.name)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	if st.State != "running" && st.State != "blocked" {
+		// A paused guest cannot react to the power button.
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is not running (%s, %s)", s.name, st.State, st.Reason)
+	}
+	klog.FromContext(ctx).Info("Rebooting domain", "domain", s.name, "method", "acpi")
+	if err := s.conn.Reboot(s.name); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &apiv1.SoftRebootResponse{}, nil
+}
+
 func (s *Server) whileRunning(op func(string) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -185,6 +185,46 @@ func TestPauseUnpause(t *testing.T) {
 	}
 }
 
+func TestSoftReboot(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.client.SoftReboot(t.Context(), &apiv1.SoftRebootRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("SoftReboot before Sync: %v, want FailedPrecondition", err)
+	}
+	if _, err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Pause(t.Context(), &apiv1.PauseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.SoftReboot(t.Context(), &apiv1.SoftRebootRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("SoftReboot of a paused domain: %v, want FailedPrecondition", err)
+	}
+	if _, err := f.client.Unpause(t.Context(), &apiv1.UnpauseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// The test driver reboots at once, without events. A reboot is no end:
+	// the domain keeps running and the launcher keeps serving it.
+	if _, err := f.client.SoftReboot(t.Context(), &apiv1.SoftRebootRequest{}); err != nil {
+		t.Fatalf("SoftReboot: %v", err)
+	}
+	if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING || d.StopReason != apiv1.StopReason_STOP_REASON_UNSPECIFIED {
+		t.Errorf("after SoftReboot: %v", d)
+	}
+	select {
+	case <-f.srv.Done():
+		t.Errorf("the server took the reboot for the domain's end: %v", f.srv.Final())
+	default:
+	}
+
+	if _, err := f.client.Shutdown(t.Context(), &apiv1.ShutdownRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitDone(t)
+	if _, err := f.client.SoftReboot(t.Context(), &apiv1.SoftRebootRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("SoftReboot after the end: %v, want FailedPrecondition", err)
+	}
+}
+
 func TestShutdownEndsDomainAndRecordsIt(t *testing.T) {
 	f := newFixture(t)
 	watch, err := f.client.WatchDomain(t.Context(), &apiv1.WatchDomainRequest{})

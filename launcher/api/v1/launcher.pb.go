@@ -898,6 +898,78 @@ func (*UnpauseResponse) Descriptor() ([]byte, []int) {
 	return file_launcher_proto_rawDescGZIP(), []int{13}
 }
 
+type SoftRebootRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SoftRebootRequest) Reset() {
+	*x = SoftRebootRequest{}
+	mi := &file_launcher_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SoftRebootRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SoftRebootRequest) ProtoMessage() {}
+
+func (x *SoftRebootRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SoftRebootRequest.ProtoReflect.Descriptor instead.
+func (*SoftRebootRequest) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{14}
+}
+
+type SoftRebootResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SoftRebootResponse) Reset() {
+	*x = SoftRebootResponse{}
+	mi := &file_launcher_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SoftRebootResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SoftRebootResponse) ProtoMessage() {}
+
+func (x *SoftRebootResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SoftRebootResponse.ProtoReflect.Descriptor instead.
+func (*SoftRebootResponse) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{15}
+}
+
 type GetDomainRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -906,7 +978,7 @@ type GetDomainRequest struct {
 
 func (x *GetDomainRequest) Reset() {
 	*x = GetDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[14]
+	mi := &file_launcher_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +990,7 @@ func (x *GetDomainRequest) String() string {
 func (*GetDomainRequest) ProtoMessage() {}
 
 func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[14]
+	mi := &file_launcher_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1003,7 @@ func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainRequest.ProtoReflect.Descriptor instead.
 func (*GetDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{14}
+	return file_launcher_proto_rawDescGZIP(), []int{16}
 }
 
 type GetDomainResponse struct {
@@ -943,7 +1015,7 @@ type GetDomainResponse struct {
 
 func (x *GetDomainResponse) Reset() {
 	*x = GetDomainResponse{}
-	mi := &file_launcher_proto_msgTypes[15]
+	mi := &file_launcher_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1027,7 @@ func (x *GetDomainResponse) String() string {
 func (*GetDomainResponse) ProtoMessage() {}
 
 func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[15]
+	mi := &file_launcher_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1040,7 @@ func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainResponse.ProtoReflect.Descriptor instead.
 func (*GetDomainResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{15}
+	return file_launcher_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetDomainResponse) GetDomain() *Domain {
@@ -986,7 +1058,7 @@ type WatchDomainRequest struct {
 
 func (x *WatchDomainRequest) Reset() {
 	*x = WatchDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[16]
+	mi := &file_launcher_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1070,7 @@ func (x *WatchDomainRequest) String() string {
 func (*WatchDomainRequest) ProtoMessage() {}
 
 func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[16]
+	mi := &file_launcher_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1083,7 @@ func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchDomainRequest.ProtoReflect.Descriptor instead.
 func (*WatchDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{16}
+	return file_launcher_proto_rawDescGZIP(), []int{18}
 }
 
 type Domain struct {
@@ -1042,7 +1114,7 @@ type Domain struct {
 
 func (x *Domain) Reset() {
 	*x = Domain{}
-	mi := &file_launcher_proto_msgTypes[17]
+	mi := &file_launcher_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1054,7 +1126,7 @@ func (x *Domain) String() string {
 func (*Domain) ProtoMessage() {}
 
 func (x *Domain) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[17]
+	mi := &file_launcher_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1067,7 +1139,7 @@ func (x *Domain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Domain.ProtoReflect.Descriptor instead.
 func (*Domain) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{17}
+	return file_launcher_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Domain) GetName() string {
@@ -1155,7 +1227,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_launcher_proto_msgTypes[18]
+	mi := &file_launcher_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1239,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[18]
+	mi := &file_launcher_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1252,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{18}
+	return file_launcher_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Interface) GetName() string {
@@ -1227,7 +1299,7 @@ type DomainEvent struct {
 
 func (x *DomainEvent) Reset() {
 	*x = DomainEvent{}
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1311,7 @@ func (x *DomainEvent) String() string {
 func (*DomainEvent) ProtoMessage() {}
 
 func (x *DomainEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1324,7 @@ func (x *DomainEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DomainEvent.ProtoReflect.Descriptor instead.
 func (*DomainEvent) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{19}
+	return file_launcher_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DomainEvent) GetType() EventType {
@@ -1324,7 +1396,9 @@ const file_launcher_proto_rawDesc = "" +
 	"\fPauseRequest\"\x0f\n" +
 	"\rPauseResponse\"\x10\n" +
 	"\x0eUnpauseRequest\"\x11\n" +
-	"\x0fUnpauseResponse\"\x12\n" +
+	"\x0fUnpauseResponse\"\x13\n" +
+	"\x11SoftRebootRequest\"\x14\n" +
+	"\x12SoftRebootResponse\"\x12\n" +
 	"\x10GetDomainRequest\"E\n" +
 	"\x11GetDomainResponse\x120\n" +
 	"\x06domain\x18\x01 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\"\x14\n" +
@@ -1383,14 +1457,16 @@ const file_launcher_proto_rawDesc = "" +
 	"\x13EVENT_TYPE_SHUTDOWN\x10\b\x12\x1a\n" +
 	"\x16EVENT_TYPE_PMSUSPENDED\x10\t\x12\x16\n" +
 	"\x12EVENT_TYPE_CRASHED\x10\n" +
-	"2\xf8\x04\n" +
+	"2\xd1\x05\n" +
 	"\bLauncher\x12E\n" +
 	"\x04Info\x12\x1d.virt.launcher.v1.InfoRequest\x1a\x1e.virt.launcher.v1.InfoResponse\x12E\n" +
 	"\x04Sync\x12\x1d.virt.launcher.v1.SyncRequest\x1a\x1e.virt.launcher.v1.SyncResponse\x12Q\n" +
 	"\bShutdown\x12!.virt.launcher.v1.ShutdownRequest\x1a\".virt.launcher.v1.ShutdownResponse\x12E\n" +
 	"\x04Kill\x12\x1d.virt.launcher.v1.KillRequest\x1a\x1e.virt.launcher.v1.KillResponse\x12H\n" +
 	"\x05Pause\x12\x1e.virt.launcher.v1.PauseRequest\x1a\x1f.virt.launcher.v1.PauseResponse\x12N\n" +
-	"\aUnpause\x12 .virt.launcher.v1.UnpauseRequest\x1a!.virt.launcher.v1.UnpauseResponse\x12T\n" +
+	"\aUnpause\x12 .virt.launcher.v1.UnpauseRequest\x1a!.virt.launcher.v1.UnpauseResponse\x12W\n" +
+	"\n" +
+	"SoftReboot\x12#.virt.launcher.v1.SoftRebootRequest\x1a$.virt.launcher.v1.SoftRebootResponse\x12T\n" +
 	"\tGetDomain\x12\".virt.launcher.v1.GetDomainRequest\x1a#.virt.launcher.v1.GetDomainResponse\x12T\n" +
 	"\vWatchDomain\x12$.virt.launcher.v1.WatchDomainRequest\x1a\x1d.virt.launcher.v1.DomainEvent0\x01B&Z$kubevirt.dev/virt/launcher/api/v1;v1b\x06proto3"
 
@@ -1407,7 +1483,7 @@ func file_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_launcher_proto_goTypes = []any{
 	(DomainState)(0),               // 0: virt.launcher.v1.DomainState
 	(StopReason)(0),                // 1: virt.launcher.v1.StopReason
@@ -1426,41 +1502,45 @@ var file_launcher_proto_goTypes = []any{
 	(*PauseResponse)(nil),          // 14: virt.launcher.v1.PauseResponse
 	(*UnpauseRequest)(nil),         // 15: virt.launcher.v1.UnpauseRequest
 	(*UnpauseResponse)(nil),        // 16: virt.launcher.v1.UnpauseResponse
-	(*GetDomainRequest)(nil),       // 17: virt.launcher.v1.GetDomainRequest
-	(*GetDomainResponse)(nil),      // 18: virt.launcher.v1.GetDomainResponse
-	(*WatchDomainRequest)(nil),     // 19: virt.launcher.v1.WatchDomainRequest
-	(*Domain)(nil),                 // 20: virt.launcher.v1.Domain
-	(*Interface)(nil),              // 21: virt.launcher.v1.Interface
-	(*DomainEvent)(nil),            // 22: virt.launcher.v1.DomainEvent
+	(*SoftRebootRequest)(nil),      // 17: virt.launcher.v1.SoftRebootRequest
+	(*SoftRebootResponse)(nil),     // 18: virt.launcher.v1.SoftRebootResponse
+	(*GetDomainRequest)(nil),       // 19: virt.launcher.v1.GetDomainRequest
+	(*GetDomainResponse)(nil),      // 20: virt.launcher.v1.GetDomainResponse
+	(*WatchDomainRequest)(nil),     // 21: virt.launcher.v1.WatchDomainRequest
+	(*Domain)(nil),                 // 22: virt.launcher.v1.Domain
+	(*Interface)(nil),              // 23: virt.launcher.v1.Interface
+	(*DomainEvent)(nil),            // 24: virt.launcher.v1.DomainEvent
 }
 var file_launcher_proto_depIdxs = []int32{
 	5,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
 	6,  // 1: virt.launcher.v1.InfoResponse.vmi:type_name -> virt.launcher.v1.VMIRef
-	20, // 2: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
-	20, // 3: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
+	22, // 2: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
+	22, // 3: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
 	0,  // 4: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
-	21, // 5: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
+	23, // 5: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
 	1,  // 6: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
 	2,  // 7: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
-	20, // 8: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
+	22, // 8: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
 	3,  // 9: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
 	7,  // 10: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
 	9,  // 11: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
 	11, // 12: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
 	13, // 13: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
 	15, // 14: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
-	17, // 15: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
-	19, // 16: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
-	4,  // 17: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
-	8,  // 18: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
-	10, // 19: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
-	12, // 20: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
-	14, // 21: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
-	16, // 22: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
-	18, // 23: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
-	22, // 24: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
-	17, // [17:25] is the sub-list for method output_type
-	9,  // [9:17] is the sub-list for method input_type
+	17, // 15: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
+	19, // 16: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
+	21, // 17: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
+	4,  // 18: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
+	8,  // 19: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
+	10, // 20: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
+	12, // 21: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
+	14, // 22: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
+	16, // 23: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
+	18, // 24: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
+	20, // 25: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
+	24, // 26: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
+	18, // [18:27] is the sub-list for method output_type
+	9,  // [9:18] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -1478,7 +1558,7 @@ func file_launcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_launcher_proto_rawDesc), len(file_launcher_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	Launcher_Kill_FullMethodName        = "/virt.launcher.v1.Launcher/Kill"
 	Launcher_Pause_FullMethodName       = "/virt.launcher.v1.Launcher/Pause"
 	Launcher_Unpause_FullMethodName     = "/virt.launcher.v1.Launcher/Unpause"
+	Launcher_SoftReboot_FullMethodName  = "/virt.launcher.v1.Launcher/SoftReboot"
 	Launcher_GetDomain_FullMethodName   = "/virt.launcher.v1.Launcher/GetDomain"
 	Launcher_WatchDomain_FullMethodName = "/virt.launcher.v1.Launcher/WatchDomain"
 )
@@ -58,6 +59,13 @@ type LauncherClient interface {
 	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
 	// Unpause resumes the vCPUs.
 	Unpause(ctx context.Context, in *UnpauseRequest, opts ...grpc.CallOption) (*UnpauseResponse, error)
+	// SoftReboot asks the guest to reboot itself: through the ACPI power
+	// button, which libvirt turns into a reset once the guest has powered off
+	// (the domain keeps running; WatchDomain shows SHUTDOWN/guest, then
+	// RESUMED/unpaused). It returns once the request was made.
+	// FailedPrecondition when the domain is not running (not started yet,
+	// paused, ended) or a shutdown was requested.
+	SoftReboot(ctx context.Context, in *SoftRebootRequest, opts ...grpc.CallOption) (*SoftRebootResponse, error)
 	// GetDomain reports the domain as it is now, or as it ended.
 	GetDomain(ctx context.Context, in *GetDomainRequest, opts ...grpc.CallOption) (*GetDomainResponse, error)
 	// WatchDomain streams the domain: first its current state
@@ -134,6 +142,16 @@ func (c *launcherClient) Unpause(ctx context.Context, in *UnpauseRequest, opts .
 	return out, nil
 }
 
+func (c *launcherClient) SoftReboot(ctx context.Context, in *SoftRebootRequest, opts ...grpc.CallOption) (*SoftRebootResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SoftRebootResponse)
+	err := c.cc.Invoke(ctx, Launcher_SoftReboot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *launcherClient) GetDomain(ctx context.Context, in *GetDomainRequest, opts ...grpc.CallOption) (*GetDomainResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetDomainResponse)
@@ -185,6 +203,13 @@ type LauncherServer interface {
 	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
 	// Unpause resumes the vCPUs.
 	Unpause(context.Context, *UnpauseRequest) (*UnpauseResponse, error)
+	// SoftReboot asks the guest to reboot itself: through the ACPI power
+	// button, which libvirt turns into a reset once the guest has powered off
+	// (the domain keeps running; WatchDomain shows SHUTDOWN/guest, then
+	// RESUMED/unpaused). It returns once the request was made.
+	// FailedPrecondition when the domain is not running (not started yet,
+	// paused, ended) or a shutdown was requested.
+	SoftReboot(context.Context, *SoftRebootRequest) (*SoftRebootResponse, error)
 	// GetDomain reports the domain as it is now, or as it ended.
 	GetDomain(context.Context, *GetDomainRequest) (*GetDomainResponse, error)
 	// WatchDomain streams the domain: first its current state
@@ -218,6 +243,9 @@ func (UnimplementedLauncherServer) Pause(context.Context, *PauseRequest) (*Pause
 }
 func (UnimplementedLauncherServer) Unpause(context.Context, *UnpauseRequest) (*UnpauseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Unpause not implemented")
+}
+func (UnimplementedLauncherServer) SoftReboot(context.Context, *SoftRebootRequest) (*SoftRebootResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SoftReboot not implemented")
 }
 func (UnimplementedLauncherServer) GetDomain(context.Context, *GetDomainRequest) (*GetDomainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetDomain not implemented")
@@ -354,6 +382,24 @@ func _Launcher_Unpause_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Launcher_SoftReboot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SoftRebootRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LauncherServer).SoftReboot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Launcher_SoftReboot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LauncherServer).SoftReboot(ctx, req.(*SoftRebootRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Launcher_GetDomain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetDomainRequest)
 	if err := dec(in); err != nil {
@@ -413,6 +459,10 @@ var Launcher_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Unpause",
 			Handler:    _Launcher_Unpause_Handler,
+		},
+		{
+			MethodName: "SoftReboot",
+			Handler:    _Launcher_SoftReboot_Handler,
 		},
 		{
 			MethodName: "GetDomain",
