@@ -6,7 +6,14 @@
 #   - powers off on the ACPI power button, printing VIRT-GUEST-ACPI-SHUTDOWN
 #     first (button.ko + evdev.ko + busybox acpid: a bare busybox ignores it),
 #   - with the kernel argument virt.acpi=ignore ignores the power button, so
-#     the destroy-after-grace path can be tested with the same files.
+#     the destroy-after-grace path can be tested with the same files,
+#   - then runs an interactive shell (busybox ash as root, no login) on ttyS0,
+#     for console clients, and one on tty1, the VGA text console a VNC client
+#     sees (the marker is printed there too); busybox init restarts a shell
+#     that exits,
+#     The kernel writes its own messages to tty1 only with console=tty0; give
+#     it last (console=tty0 console=ttyS0) so /dev/console stays the serial
+#     port.
 # The guest needs at least 72 MiB of memory (the bzImage unpacks to ~67 MiB);
 # 128 MiB is a safe default.
 #
@@ -63,7 +70,9 @@ dpkg -x "${work}"/busybox-static_*.deb "${work}/busybox"
 root="${work}/initrd"
 mkdir -p "${root}"/{bin,proc,sys,dev,etc/acpi/PWRF,lib/modules}
 cp "${work}/busybox/bin/busybox" "${root}/bin/busybox"
-for applet in sh mount echo sleep cat cut insmod poweroff acpid ls tr hostname grep seq; do
+# Every applet, so that the shells are usable.
+for applet in $("${root}/bin/busybox" --list); do
+  case "${applet}" in busybox | linuxrc) continue ;; esac
   ln -s busybox "${root}/bin/${applet}"
 done
 for mod in drivers/acpi/button.ko drivers/input/evdev.ko; do
@@ -82,6 +91,13 @@ echo VIRT-GUEST-ACPI-SHUTDOWN > /dev/ttyS0
 poweroff -f
 EOF
 chmod 755 "${root}/etc/acpi/PWRF/00000080"
+
+# Each shell runs as a session leader on its terminal (job control, ^C) and
+# is started again when it exits.
+cat >"${root}/etc/inittab" <<'EOF'
+ttyS0::respawn:/bin/sh
+tty1::respawn:/bin/sh
+EOF
 
 cat >"${root}/init" <<'EOF'
 #!/bin/sh
@@ -119,7 +135,12 @@ else
   acpid -c /etc/acpi -l /dev/null
 fi
 echo "VIRT-GUEST-READY $name" > /dev/ttyS0
-while true; do sleep 3600; done
+echo "VIRT-GUEST-READY $name" > /dev/tty1
+# busybox init runs the shells of /etc/inittab (and reaps orphans). Started
+# by a shell script instead, they would inherit the ignored SIGINT of a
+# background job and ^C would not work.
+export PS1='\h:\w# '
+exec /bin/init
 EOF
 chmod 755 "${root}/init"
 
