@@ -70,6 +70,10 @@ ca front-proxy-ca "virt-dev-front-proxy-ca"
 # virt-apiserver's serving certificate has a CA of its own: it is the
 # APIService's caBundle and must not be able to vouch for anything else.
 ca virt-apiserver-ca "virt-apiserver-ca"
+# Guest access (docs/guest-access.md) has one too: the handlers trust it for
+# virt-apiserver's client certificate, virt-apiserver for the handlers'
+# serving certificate, and nothing else trusts it.
+ca virt-handler-ca "virt-handler-ca"
 
 cert apiserver ca "/CN=kube-apiserver" serverAuth \
   "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:${HOST_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1"
@@ -82,6 +86,11 @@ cert kube-proxy ca "/CN=system:kube-proxy" clientAuth
 cert kubelet ca "/O=system:nodes/CN=system:node:${NODE_NAME}" clientAuth
 cert virt-apiserver virt-apiserver-ca "/CN=virt-apiserver.virt-system.svc" serverAuth \
   "DNS:virt-apiserver.virt-system.svc,DNS:virt-apiserver.virt-system.svc.cluster.local,DNS:virt-apiserver.virt-system,DNS:virt-apiserver"
+
+# Guest access: every handler serves with the name virt-handler (dialled by
+# pod IP, checked by name); only the client name virt-apiserver gets through.
+cert virt-handler virt-handler-ca "/CN=virt-handler" serverAuth "DNS:virt-handler"
+cert virt-apiserver-handler-client virt-handler-ca "/CN=virt-apiserver" clientAuth
 
 # Service-account token signing key pair.
 if [ ! -s "${PKI}/sa.pub" ]; then

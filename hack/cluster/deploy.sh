@@ -2,7 +2,8 @@
 # Deploys the platform into the local cluster: writes the per-machine
 # kustomization ${VIRT_STATE}/deploy on top of artifacts/overlays/local
 # (virt-apiserver's serving certificate and the APIService's caBundle, the
-# content tags of the images images.sh imported, paths under ${VIRT_STATE}),
+# guest-access certificates of virt-handler and virt-apiserver, the content
+# tags of the images images.sh imported, paths under ${VIRT_STATE}),
 # applies it with kubectl apply -k, and waits until the workloads rolled out
 # and the APIService is Available. Components whose image was not built
 # (their cmd/ has not landed yet) are left out, their RBAC is not.
@@ -13,6 +14,13 @@ DEPLOY="${VIRT_STATE}/deploy"
 mkdir -p "${DEPLOY}"
 install -m 600 "${PKI}/virt-apiserver.crt" "${DEPLOY}/tls.crt"
 install -m 600 "${PKI}/virt-apiserver.key" "${DEPLOY}/tls.key"
+# Guest access (docs/guest-access.md): the handlers' serving certificate and
+# virt-apiserver's client certificate, each Secret with the virt-handler CA.
+mkdir -p "${DEPLOY}/guest-access"
+for f in virt-handler-ca.crt virt-handler.crt virt-handler.key \
+  virt-apiserver-handler-client.crt virt-apiserver-handler-client.key; do
+  install -m 600 "${PKI}/${f}" "${DEPLOY}/guest-access/${f}"
+done
 
 # tag_of NAME prints the content tag images.sh imported NAME under.
 tag_of() {
@@ -33,6 +41,20 @@ secretGenerator:
     namespace: virt-system
     type: kubernetes.io/tls
     files: [tls.crt, tls.key]
+  - name: virt-handler-guest-access-tls
+    namespace: virt-system
+    type: kubernetes.io/tls
+    files:
+      - ca.crt=guest-access/virt-handler-ca.crt
+      - tls.crt=guest-access/virt-handler.crt
+      - tls.key=guest-access/virt-handler.key
+  - name: virt-apiserver-handler-client-tls
+    namespace: virt-system
+    type: kubernetes.io/tls
+    files:
+      - ca.crt=guest-access/virt-handler-ca.crt
+      - tls.crt=guest-access/virt-apiserver-handler-client.crt
+      - tls.key=guest-access/virt-apiserver-handler-client.key
 images:
 EOF
   for w in "${workloads[@]}"; do
