@@ -28,8 +28,8 @@ type Calls struct {
 	// Shutdowns are the grace periods of the Shutdown calls (-1: unset).
 	Shutdowns []int64
 	Kill      int
-	// Pause and Unpause count the calls, answered or refused.
-	Pause, Unpause int
+	// Pause, Unpause and SoftReboot count the calls, answered or refused.
+	Pause, Unpause, SoftReboot int
 }
 
 // Server is a fake launcher. Create it with Start.
@@ -300,6 +300,21 @@ func (s *Server) Unpause(context.Context, *apiv1.UnpauseRequest) (*apiv1.Unpause
 		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_RESUMED, "unpaused")
 	}
 	return &apiv1.UnpauseResponse{}, nil
+}
+
+// SoftReboot accepts a reboot of a running guest that is neither paused nor
+// shutting down, like the launcher; the guest reboots without events here.
+func (s *Server) SoftReboot(context.Context, *apiv1.SoftRebootRequest) (*apiv1.SoftRebootResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls.SoftReboot++
+	if err := s.runningLocked(); err != nil {
+		return nil, err
+	}
+	if s.domain.State == apiv1.DomainState_DOMAIN_STATE_PAUSED || s.domain.ShutdownRequested {
+		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is not running (%s)", s.domain.Name, s.domain.State)
+	}
+	return &apiv1.SoftRebootResponse{}, nil
 }
 
 // runningLocked refuses calls that need a started domain that has not ended.

@@ -5,8 +5,10 @@
 // caches the newest domain each launcher reported and calls back with the
 // VMI's key whenever that changes, so the controller syncs on news instead of
 // polling. It also carries the unary calls the controller makes (Sync,
-// Shutdown), with timeouts and retries of transient failures, and reads the
-// final-state file a launcher leaves behind (launcher/layout.FinalStateFile).
+// Shutdown) and the guest actions of node/guestaccess (Pause, Unpause,
+// SoftReboot), with timeouts and retries of transient failures, and reads
+// the final-state file a launcher leaves behind
+// (launcher/layout.FinalStateFile).
 //
 // It speaks launcher/api/v1 only; it knows nothing of informers or of how a
 // domain maps to a VMI's status.

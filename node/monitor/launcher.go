@@ -293,6 +293,18 @@ func (l *Launcher) Unpause(ctx context.Context) error {
 	return nil
 }
 
+// SoftReboot asks the launcher to have the guest reboot itself.
+func (l *Launcher) SoftReboot(ctx context.Context) error {
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) error {
+		_, err := l.client.SoftReboot(ctx, &apiv1.SoftRebootRequest{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("soft-reboot domain: %w", err)
+	}
+	return nil
+}
+
 // call runs one RPC with a timeout, retrying while the launcher is
 // Unavailable: the connection may be re-establishing after a hiccup. Other
 // errors are answers and returned as they are.

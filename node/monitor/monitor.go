@@ -13,7 +13,7 @@ import (
 
 // Config tunes the calls to launchers.
 type Config struct {
-	// CallTimeout bounds Info, Shutdown, Pause and Unpause.
+	// CallTimeout bounds Info, Shutdown, Pause, Unpause and SoftReboot.
 	CallTimeout time.Duration
 	// SyncTimeout bounds Sync, which prepares volume files and starts QEMU.
 	SyncTimeout time.Duration
