@@ -60,9 +60,10 @@ type LauncherClient interface {
 	// Unpause resumes the vCPUs.
 	Unpause(ctx context.Context, in *UnpauseRequest, opts ...grpc.CallOption) (*UnpauseResponse, error)
 	// SoftReboot asks the guest to reboot itself: through the ACPI power
-	// button, which libvirt turns into a reset once the guest has powered off
-	// (the domain keeps running; WatchDomain shows SHUTDOWN/guest, then
-	// RESUMED/unpaused). It returns once the request was made.
+	// button, which libvirt turns into a reset once the guest has powered off.
+	// The domain stays RUNNING throughout and WatchDomain reports no event for
+	// it (QEMU 7.2, libvirt 9.0). It returns once the button was pressed; a
+	// guest that ignores the button does not reboot.
 	// FailedPrecondition when the domain is not running (not started yet,
 	// paused, ended) or a shutdown was requested.
 	SoftReboot(ctx context.Context, in *SoftRebootRequest, opts ...grpc.CallOption) (*SoftRebootResponse, error)
@@ -204,9 +205,10 @@ type LauncherServer interface {
 	// Unpause resumes the vCPUs.
 	Unpause(context.Context, *UnpauseRequest) (*UnpauseResponse, error)
 	// SoftReboot asks the guest to reboot itself: through the ACPI power
-	// button, which libvirt turns into a reset once the guest has powered off
-	// (the domain keeps running; WatchDomain shows SHUTDOWN/guest, then
-	// RESUMED/unpaused). It returns once the request was made.
+	// button, which libvirt turns into a reset once the guest has powered off.
+	// The domain stays RUNNING throughout and WatchDomain reports no event for
+	// it (QEMU 7.2, libvirt 9.0). It returns once the button was pressed; a
+	// guest that ignores the button does not reboot.
 	// FailedPrecondition when the domain is not running (not started yet,
 	// paused, ended) or a shutdown was requested.
 	SoftReboot(context.Context, *SoftRebootRequest) (*SoftRebootResponse, error)
