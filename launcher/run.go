@@ -81,6 +81,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 			Initrd:       layout.Initrd(o.KernelBootDir),
 			SerialSocket: layout.SerialSocket(o.PrivateDir),
 			SerialLog:    layout.SerialLog(o.PrivateDir),
+			VNCSocket:    layout.VNCSocket(o.PrivateDir),
 			EFI:          domain.DebianOVMF,
 		},
 		FinalStateFile: layout.FinalStateFile(o.PrivateDir),

@@ -166,6 +166,28 @@ func setSerial(d *libvirtxml.Domain, spec *virtv1.DomainSpec, host Host) error {
 	return nil
 }
 
+// setGraphics adds a VGA card and QEMU's VNC server showing it, listening on
+// a unix socket only: the node proxies VNC clients to it, nothing in the pod
+// network can reach it.
+func setGraphics(d *libvirtxml.Domain, spec *virtv1.DomainSpec, host Host) error {
+	if a := spec.Devices.AutoattachGraphicsDevice; a != nil && !*a {
+		return nil
+	}
+	if host.VNCSocket == "" {
+		return fmt.Errorf("graphics device: no VNC socket path on the host")
+	}
+	d.Devices.Graphics = append(d.Devices.Graphics, libvirtxml.DomainGraphic{VNC: &libvirtxml.DomainGraphicVNC{
+		Listeners: []libvirtxml.DomainGraphicListener{{Socket: &libvirtxml.DomainGraphicListenerSocket{Socket: host.VNCSocket}}},
+	}})
+	// Plain VGA, as KubeVirt attaches on x86: SeaBIOS, OVMF and any guest
+	// kernel (vgacon) drive it without a special driver, also under TCG.
+	// 16 MiB of VRAM as KubeVirt sizes it.
+	d.Devices.Videos = append(d.Devices.Videos, libvirtxml.DomainVideo{
+		Model: libvirtxml.DomainVideoModel{Type: "vga", Heads: 1, VRam: 16384},
+	})
+	return nil
+}
+
 func setRNG(d *libvirtxml.Domain, rng *virtv1.Rng) {
 	if rng == nil {
 		return

@@ -60,6 +60,9 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 	if err := setSerial(d, spec, host); err != nil {
 		return nil, err
 	}
+	if err := setGraphics(d, spec, host); err != nil {
+		return nil, err
+	}
 	setRNG(d, spec.Devices.Rng)
 	if err := setWatchdog(d, spec.Devices.Watchdog); err != nil {
 		return nil, err

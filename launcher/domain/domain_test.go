@@ -51,6 +51,7 @@ func testHost() Host {
 		Initrd:       "/var/run/virt-kernel-boot/initrd",
 		SerialSocket: "/var/run/virt/serial0.sock",
 		SerialLog:    "/var/run/virt/serial0.log",
+		VNCSocket:    "/var/run/virt/vnc.sock",
 		EFI:          DebianOVMF,
 	}
 }
@@ -124,6 +125,9 @@ func TestConvertGolden(t *testing.T) {
 		{name: "no-serial-no-network", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.AutoattachSerialConsole = ptr.To(false)
 			v.Spec.Domain.Devices.AutoattachPodInterface = ptr.To(false)
+		}},
+		{name: "no-graphics", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.AutoattachGraphicsDevice = ptr.To(false)
 		}},
 		{name: "rng-watchdog", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Rng = &virtv1.Rng{}
@@ -202,6 +206,7 @@ func TestConvertErrors(t *testing.T) {
 			v.Spec.Domain.Machine = &virtv1.Machine{Type: "pc"}
 			v.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: ptr.To(true)}}}
 		}, wantErr: "needs a q35 machine"},
+		{name: "graphics without socket", host: func(h *Host) { h.VNCSocket = "" }, wantErr: "no VNC socket path"},
 		{name: "unknown type", host: func(h *Host) { h.Type = "xen" }, wantErr: "unknown domain type"},
 	}
 	for _, tc := range cases {

@@ -40,6 +40,9 @@ type Host struct {
 	// SerialSocket is the unix socket the serial console listens on, and
 	// SerialLog the file its output is appended to.
 	SerialSocket, SerialLog string
+	// VNCSocket is the unix socket the VNC server of the graphics device
+	// listens on.
+	VNCSocket string
 	// EFI holds the OVMF firmware files for spec.domain.firmware.bootloader.efi.
 	EFI EFIFirmware
 }

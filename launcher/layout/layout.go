@@ -74,6 +74,9 @@ const (
 	SerialLogName = "serial0.log"
 	// SerialSocketName is the guest's serial console as a unix socket.
 	SerialSocketName = "serial0.sock"
+	// VNCSocketName is the guest's graphics console (QEMU's VNC server) as
+	// a unix socket.
+	VNCSocketName = "vnc.sock"
 	// FinalStateName is the domain as it ended (protojson of the
 	// launcher/api/v1 Domain message), written by the launcher when its guest
 	// stops, before it exits. It outlives the launcher process.
@@ -116,6 +119,13 @@ func SerialLog(privateDir string) string {
 // SerialSocket is the serial console socket below a PrivateVolume directory.
 func SerialSocket(privateDir string) string {
 	return filepath.Join(privateDir, SerialSocketName)
+}
+
+// VNCSocket is the VNC socket below a PrivateVolume directory. Like
+// SerialSocket it sits in the emptyDir itself, so the node daemon reaches it
+// through the volume's host directory.
+func VNCSocket(privateDir string) string {
+	return filepath.Join(privateDir, VNCSocketName)
 }
 
 // FinalStateFile is the final-state record below a PrivateVolume directory.

@@ -64,11 +64,14 @@ func newFixture(t *testing.T) *fixture {
 	}
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	srv := New(conn, Config{
-		VMI:            &apiv1.VMIRef{Namespace: "ns", Name: "vm", Uid: string(uid)},
-		GracePeriod:    time.Second,
-		Info:           &apiv1.InfoResponse{DomainType: domain.TypeTest, LauncherVersion: "test"},
-		Disks:          disk.Dirs{Disks: filepath.Join(dir, "disks"), PVCRoot: filepath.Join(dir, "pvcs")},
-		Host:           domain.Host{SerialSocket: filepath.Join(dir, "serial0.sock"), SerialLog: filepath.Join(dir, "serial0.log")},
+		VMI:         &apiv1.VMIRef{Namespace: "ns", Name: "vm", Uid: string(uid)},
+		GracePeriod: time.Second,
+		Info:        &apiv1.InfoResponse{DomainType: domain.TypeTest, LauncherVersion: "test"},
+		Disks:       disk.Dirs{Disks: filepath.Join(dir, "disks"), PVCRoot: filepath.Join(dir, "pvcs")},
+		Host: domain.Host{
+			SerialSocket: filepath.Join(dir, "serial0.sock"), SerialLog: filepath.Join(dir, "serial0.log"),
+			VNCSocket: filepath.Join(dir, "vnc.sock"),
+		},
 		FinalStateFile: filepath.Join(dir, "final.json"),
 	})
 	ctx, cancel := context.WithCancel(t.Context())
