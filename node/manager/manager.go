@@ -23,6 +23,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/hostpath"
 	"kubevirt.dev/virt/node/monitor"
@@ -88,6 +89,12 @@ func Run(ctx context.Context, o *Options) error {
 	defer srv.Close()
 	logger.Info("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String(), "node", o.NodeName, "kubeletRoot", o.KubeletRoot)
 
+	stopGuestAccess, err := o.serveGuestAccess(ctx, ctrl, vmis, pods)
+	if err != nil {
+		return err
+	}
+	defer stopGuestAccess()
+
 	pods.Start(ctx.Done())
 	vmis.Start(ctx.Done())
 
@@ -100,6 +107,46 @@ func Run(ctx context.Context, o *Options) error {
 	err = ctrl.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "vmi")), o.Workers)
 	<-beatDone
 	return err
+}
+
+// serveGuestAccess starts the HTTPS server of consoles, VNC and guest
+// actions on the VMI controller's caches and launcher connections, until
+// ctx ends or the returned stop is called; stop returns once it stopped.
+func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinstance.Controller,
+	vmis virtinformers.SharedInformerFactory, pods kubeinformers.SharedInformerFactory) (stop func(), err error) {
+	logger := klog.LoggerWithName(klog.FromContext(ctx), "guest-access")
+	if o.GuestAccessAddress == "" {
+		logger.Info("Guest access not served (--guest-access-address is empty)")
+		return func() {}, nil
+	}
+	tlsConfig, err := guestaccess.LoadTLSConfig(o.GuestAccessCertDir, o.GuestAccessClientName)
+	if err != nil {
+		return nil, fmt.Errorf("guest access: %w (--guest-access-cert-dir)", err)
+	}
+	ln, err := net.Listen("tcp", o.GuestAccessAddress)
+	if err != nil {
+		return nil, fmt.Errorf("listen for guest access: %w", err)
+	}
+	srv := guestaccess.New(guestaccess.Config{
+		NodeName:    o.NodeName,
+		KubeletRoot: o.KubeletRoot,
+		ClientName:  o.GuestAccessClientName,
+		VMIs:        vmis.Virtualization().V1().VirtualMachineInstances().Lister(),
+		// Indexed by VMI UID by the controller.
+		Pods:      pods.Core().V1().Pods().Informer().GetIndexer(),
+		HasSynced: ctrl.HasSynced,
+		Launchers: ctrl.Launchers(),
+	})
+	logger.Info("Serving guest access", "address", ln.Addr().String(), "certDir", o.GuestAccessCertDir, "client", o.GuestAccessClientName)
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx, ln, tlsConfig); err != nil {
+			logger.Error(err, "Guest access server stopped")
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // prepareHostPaths hands the launchers' writable hostPath directories to

@@ -10,6 +10,7 @@ import (
 
 	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
 )
@@ -43,6 +44,14 @@ type Options struct {
 	// BindAddress serves /healthz, /readyz and /metrics over plain HTTP.
 	BindAddress string
 
+	// GuestAccessAddress serves consoles, VNC and guest actions to
+	// virt-apiserver (node/guestaccess); empty: not served.
+	GuestAccessAddress string
+	// GuestAccessCertDir holds ca.crt, tls.crt and tls.key of guest access.
+	GuestAccessCertDir string
+	// GuestAccessClientName is the common name a client certificate needs.
+	GuestAccessClientName string
+
 	Logs *logsapi.LoggingConfiguration
 }
 
@@ -60,6 +69,9 @@ func NewOptions() *Options {
 		LauncherCapabilitiesCacheDir: layout.CapabilitiesCacheHostPath,
 		LauncherRunAsUser:            layout.DefaultRunAsUser,
 		BindAddress:                  ":8186",
+		GuestAccessAddress:           ":8187",
+		GuestAccessCertDir:           "/etc/virt-handler/guest-access",
+		GuestAccessClientName:        guestaccess.DefaultClientName,
 		Logs:                         logsapi.NewLoggingConfiguration(),
 	}
 }
@@ -82,6 +94,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
 		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user, the cache directory is not changed")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz, /readyz and /metrics (plain HTTP)")
+	fs.StringVar(&o.GuestAccessAddress, "guest-access-address", o.GuestAccessAddress,
+		"address of the HTTPS server through which virt-apiserver reaches consoles, VNC and guest actions (mutual TLS); empty: not served")
+	fs.StringVar(&o.GuestAccessCertDir, "guest-access-cert-dir", o.GuestAccessCertDir,
+		"directory of guest access's ca.crt (the CA client certificates must chain to), tls.crt and tls.key (the server's); read at start")
+	fs.StringVar(&o.GuestAccessClientName, "guest-access-client-name", o.GuestAccessClientName,
+		"the only common name of a client certificate guest access serves")
 
 	logsapi.AddFlags(o.Logs, fs)
 }
@@ -111,6 +129,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--launcher-run-as-user must be a UID or -1")
 	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
 		return fmt.Errorf("launcher timeouts must be positive")
+	case o.GuestAccessAddress != "" && (o.GuestAccessCertDir == "" || o.GuestAccessClientName == ""):
+		return fmt.Errorf("--guest-access-address needs --guest-access-cert-dir and --guest-access-client-name")
 	}
 	return nil
 }

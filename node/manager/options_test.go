@@ -23,6 +23,9 @@ func TestOptions(t *testing.T) {
 		{name: "launchers as the image's user", env: "node-1", args: []string{"--launcher-run-as-user=-1"}},
 		{name: "no launcher user", env: "node-1", args: []string{"--launcher-run-as-user=-2"}, wantErr: "--launcher-run-as-user"},
 		{name: "no sync timeout", env: "node-1", args: []string{"--launcher-sync-timeout=0s"}, wantErr: "timeouts"},
+		{name: "guest access without certificates", env: "node-1", args: []string{"--guest-access-cert-dir="}, wantErr: "--guest-access-cert-dir"},
+		{name: "guest access without client", env: "node-1", args: []string{"--guest-access-client-name="}, wantErr: "--guest-access-client-name"},
+		{name: "no guest access", env: "node-1", args: []string{"--guest-access-address=", "--guest-access-cert-dir="}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -163,6 +163,10 @@ func (c *Controller) HasSynced() bool {
 	return true
 }
 
+// Launchers are the connections the controller keeps to the launchers of
+// its VMIs; guest access (node/guestaccess) calls the launchers through them.
+func (c *Controller) Launchers() *monitor.Monitor { return c.monitor }
+
 func (c *Controller) worker(ctx context.Context) {
 	for c.processNextWorkItem(ctx) {
 	}
