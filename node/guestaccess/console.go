@@ -64,6 +64,11 @@ func (s *Server) vnc(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
+	if a := t.vmi.Spec.Domain.Devices.AutoattachGraphicsDevice; a != nil && !*a {
+		// As KubeVirt answers: the request, not the VMI's state, is wrong.
+		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("VMI %s has no graphics device (spec.domain.devices.autoattachGraphicsDevice is false)", t.vmi.Name)))
+		return
+	}
 	logger := klog.LoggerWithValues(klog.FromContext(r.Context()), "vmi", t.String(), "stream", "vnc")
 	conn, err := dial(r.Context(), layout.VNCSocket(t.privateDir))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/launcher/layout"
@@ -185,6 +186,9 @@ func TestStreamsFindTheVMI(t *testing.T) {
 	qemu := listenSocket(t, layout.SerialSocket(running.privateDir), "serial", true)
 	f.addVMI("starting", virtv1.Scheduled)
 	f.addVMI("novnc", virtv1.Running)
+	headless := f.addVMI("headless", virtv1.Running)
+	headless.vmi.Spec.Domain.Devices.AutoattachGraphicsDevice = ptr.To(false)
+	listenSocket(t, layout.VNCSocket(headless.privateDir), "vnc", false)
 
 	tests := []struct {
 		name, vmi, sub, uid string
@@ -195,6 +199,7 @@ func TestStreamsFindTheVMI(t *testing.T) {
 		{name: "uid mismatch", vmi: "vm", sub: "console", uid: "old-uid", want: http.StatusNotFound},
 		{name: "not running", vmi: "starting", sub: "vnc", uid: "starting-uid", want: http.StatusConflict, wantMsg: "VMI starting is not running (phase Scheduled)"},
 		{name: "no VNC server", vmi: "novnc", sub: "vnc", uid: "novnc-uid", want: http.StatusServiceUnavailable, wantMsg: "not reachable"},
+		{name: "no graphics device", vmi: "headless", sub: "vnc", uid: "headless-uid", want: http.StatusBadRequest, wantMsg: "autoattachGraphicsDevice is false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
