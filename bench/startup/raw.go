@@ -100,7 +100,8 @@ func (h *rawHost) domain(prefix string) (rawDomain, error) {
 		return rawDomain{}, err
 	}
 	host := domain.Host{Type: h.typ, Kernel: h.guest.Kernel, Initrd: h.guest.Initrd,
-		SerialSocket: filepath.Join(gdir, "serial0.sock"), SerialLog: filepath.Join(gdir, "serial0.log")}
+		SerialSocket: filepath.Join(gdir, "serial0.sock"), SerialLog: filepath.Join(gdir, "serial0.log"),
+		VNCSocket: filepath.Join(gdir, "vnc.sock")}
 	d, err := domain.Convert(vmi, host)
 	if err != nil {
 		return rawDomain{}, err
