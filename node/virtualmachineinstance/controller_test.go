@@ -325,6 +325,11 @@ func TestDeletion(t *testing.T) {
 			if tt.running {
 				f.start()
 				f.waitVMI("vm", "Running", isRunning)
+				// The deletion is the one change left to take in: a sync
+				// still due for the Running write that reads the deleted
+				// VMI, followed by the deletion's own sync before the watch
+				// reported the first Shutdown, shuts down twice.
+				f.settled()
 				if tt.setup != nil {
 					tt.setup(f, launcher, pod)
 				}

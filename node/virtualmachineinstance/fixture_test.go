@@ -31,6 +31,7 @@ import (
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
 	"kubevirt.dev/virt/internal/ownership"
 	"kubevirt.dev/virt/internal/ownership/ownershiptest"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
 	"kubevirt.dev/virt/node/monitor"
@@ -55,11 +56,16 @@ type fixture struct {
 	patches      atomic.Int32
 	rv           atomic.Int64
 
-	mu     sync.Mutex
-	events []string
+	mu        sync.Mutex
+	events    []string
+	recorders []*record.FakeRecorder
 
 	// launchers are the fake launchers by pod UID.
 	launchers map[types.UID]*fakelauncher.Server
+	// What the running controller was handed: by its informers, by the
+	// launcher watches.
+	vmisHanded, podsHanded *handed
+	reports                *reported
 
 	// workMu is held while a VMI is synced: the fixture, not Run, works off
 	// the controller's queue, so with workMu held nothing is being synced
@@ -198,11 +204,17 @@ func (f *fixture) start() {
 		},
 		UnreachableAfter: 2 * time.Second,
 	}
-	ctrl, err := New(ctx, cfg, f.kube, f.virt, virtFactory.Virtualization().V1().VirtualMachineInstances(),
-		kubeFactory.Core().V1().Pods(), recorder, clock.RealClock{})
+	f.vmisHanded, f.podsHanded = newHanded(), newHanded()
+	f.reports = &reported{domains: map[types.UID]*apiv1.Domain{}}
+	ctrl, err := New(ctx, cfg, f.kube, f.virt,
+		recordingVMIInformer{virtFactory.Virtualization().V1().VirtualMachineInstances(), f.vmisHanded},
+		recordingPodInformer{kubeFactory.Core().V1().Pods(), f.podsHanded}, recorder, clock.RealClock{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	// The same monitor as New's, whose reports are also recorded; nothing
+	// watches a launcher before Run.
+	ctrl.monitor = monitor.New(ctx, cfg.Monitor, clock.RealClock{}, f.reports.changed(ctrl))
 	f.ctrl, f.ctx = ctrl, ctx
 	kubeFactory.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
@@ -219,18 +231,9 @@ func (f *fixture) start() {
 		defer close(worked)
 		f.work(ctx, ctrl)
 	}()
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case e := <-recorder.Events:
-				f.mu.Lock()
-				f.events = append(f.events, e)
-				f.mu.Unlock()
-			}
-		}
-	}()
+	f.mu.Lock()
+	f.recorders = append(f.recorders, recorder)
+	f.mu.Unlock()
 	var once sync.Once
 	f.stop = func() {
 		once.Do(func() {
@@ -287,6 +290,7 @@ func (f *fixture) waitVMI(name, what string, cond func(*virtv1.VirtualMachineIns
 	f.t.Helper()
 	var last *virtv1.VirtualMachineInstance
 	err := wait.PollUntilContextTimeout(f.t.Context(), 5*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		f.collectEvents()
 		last = f.vmi(name)
 		return cond(last), nil
 	})
@@ -300,6 +304,7 @@ func (f *fixture) waitVMI(name, what string, cond func(*virtv1.VirtualMachineIns
 func (f *fixture) waitFor(what string, cond func() bool) {
 	f.t.Helper()
 	err := wait.PollUntilContextTimeout(f.t.Context(), 5*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		f.collectEvents()
 		return cond(), nil
 	})
 	if err != nil {
@@ -318,10 +323,35 @@ func describe(vmi *virtv1.VirtualMachineInstance) string {
 	return fmt.Sprintf("phase %s reason %q conditions %v finalizers %v", vmi.Status.Phase, vmi.Status.Reason, conds, vmi.Finalizers)
 }
 
+// eventList is every event recorded so far: one recorded before a write
+// the test saw is in it.
 func (f *fixture) eventList() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.collectLocked()
 	return append([]string(nil), f.events...)
+}
+
+// collectEvents takes the events out of the recorders' buffers. The waits
+// call it as they poll: a recorder whose buffer is full blocks the sync
+// that records.
+func (f *fixture) collectEvents() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.collectLocked()
+}
+
+func (f *fixture) collectLocked() {
+	for _, r := range f.recorders {
+		for more := true; more; {
+			select {
+			case e := <-r.Events:
+				f.events = append(f.events, e)
+			default:
+				more = false
+			}
+		}
+	}
 }
 
 // hasEvent reports whether an event of reason was recorded.
