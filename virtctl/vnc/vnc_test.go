@@ -108,7 +108,9 @@ func TestProxyServesEachViewer(t *testing.T) {
 	cfg := guest(t, false)
 	var ev events
 	p := &vnc.Proxy{
-		Dial:  func(ctx context.Context) (io.ReadWriteCloser, error) { return vnc.Dial(ctx, cfg, "default", "vmi-tiny") },
+		Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+			return vnc.Dial(ctx, cfg, "default", "vmi-tiny")
+		},
 		Event: ev.add,
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
