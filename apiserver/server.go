@@ -82,12 +82,21 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The VM's actions read its instance and shorten the instance's grace
+	// period in the same server, without a client.
+	vmLifecycle, err := virtualmachine.NewLifecycle(Scheme, vm, vmStatus, vmi)
+	if err != nil {
+		return nil, err
+	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(virtv1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"virtualmachineinstances":        vmi,
 		"virtualmachineinstances/status": vmiStatus,
 		"virtualmachines":                vm,
 		"virtualmachines/status":         vmStatus,
+		"virtualmachines/start":          vmLifecycle.Start,
+		"virtualmachines/stop":           vmLifecycle.Stop,
+		"virtualmachines/restart":        vmLifecycle.Restart,
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)

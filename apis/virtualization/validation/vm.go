@@ -43,6 +43,7 @@ func ValidateVirtualMachineStatusUpdate(vm, old *virtualization.VirtualMachine) 
 	if f := vm.Status.StartFailure; f != nil && f.ConsecutiveFailCount < 0 {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("status", "startFailure", "consecutiveFailCount"), f.ConsecutiveFailCount, "must not be negative"))
 	}
+	allErrs = append(allErrs, validateStateChangeRequests(vm.Status.StateChangeRequests, field.NewPath("status", "stateChangeRequests"))...)
 	return allErrs
 }
 

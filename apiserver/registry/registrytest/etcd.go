@@ -47,3 +47,22 @@ type OptionsGetter generic.RESTOptions
 func (o OptionsGetter) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.RESTOptions, error) {
 	return generic.RESTOptions(o), nil
 }
+
+// SharedOptionsGetter starts one etcd for the test and hands every store
+// built on it options of its own resource there, for tests whose stores
+// work together (a VM's actions on its instance).
+func SharedOptionsGetter(t *testing.T, scheme *runtime.Scheme) generic.RESTOptionsGetter {
+	t.Helper()
+	opts, _ := NewRESTOptions(t, scheme, "")
+	return sharedGetter(opts)
+}
+
+type sharedGetter generic.RESTOptions
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (o sharedGetter) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	opts := generic.RESTOptions(o)
+	opts.StorageConfig = opts.StorageConfig.ForResource(resource)
+	opts.ResourcePrefix = resource.Resource
+	return opts, nil
+}

@@ -1,4 +1,7 @@
-// Package virtualmachine is the REST storage of virtualmachines and
-// virtualmachines/status. It works on the internal types and must not import
-// any client.
+// Package virtualmachine is the REST storage of virtualmachines,
+// virtualmachines/status and the VM's lifecycle actions (virtualmachines/
+// start, stop and restart): they change the run strategy or ask the VM
+// controller for a start or stop (status.stateChangeRequests), and reach the
+// VM's instance only through the VMI storage handed to them (Instances). It
+// works on the internal types and must not import any client.
 package virtualmachine

@@ -48,6 +48,7 @@ func validVM(name string) *virtualization.VirtualMachine {
 							Container: &virtualization.KernelBootContainer{Image: "localhost/guest:dev", KernelPath: "/boot/vmlinuz"},
 						}},
 					},
+					TerminationGracePeriodSeconds: ptr.To(int64(30)),
 				},
 			},
 		},
