@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -29,6 +30,8 @@ type fixture struct {
 	ctrl     *Controller
 	recorder *record.FakeRecorder
 	clock    *clocktesting.FakeClock
+	// vms and vmis are the controller's caches.
+	vms, vmis cache.Indexer
 }
 
 func newFixture(t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) *fixture {
@@ -55,6 +58,7 @@ func newFixture(t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMach
 		t.Fatal(err)
 	}
 	f.ctrl = ctrl
+	f.vms, f.vmis = vms.Informer().GetIndexer(), vmis.Informer().GetIndexer()
 	if err := vms.Informer().GetIndexer().Add(vm); err != nil {
 		t.Fatal(err)
 	}

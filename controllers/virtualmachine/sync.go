@@ -87,17 +87,34 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	strategy := vm.Spec.EffectiveRunStrategy()
 	stopping := false
 	var actErr error
+	// The user's requests (virtualmachines/NAME/start, stop, restart) come
+	// before the run strategy, one at a time and in order: a restart is a
+	// stop of the old instance, then a start once it is gone.
+	req := nextRequest(status)
 	switch {
 	case vm.DeletionTimestamp != nil || strategy == virtv1.RunStrategyHalted:
+		// No instance is kept: a pending start or stop has nothing to do.
+		status.StateChangeRequests = nil
 		if vmi != nil && vmi.DeletionTimestamp == nil {
 			actErr = c.deleteInstance(ctx, key, vm, vmi)
 			stopping = actErr == nil
 		}
+	case req != nil && req.Action == virtv1.StopRequest:
+		if stops(req, vmi) {
+			actErr = c.deleteInstance(ctx, key, vm, vmi)
+			stopping = actErr == nil
+		}
+		// Done once the instance it names is being deleted or gone.
+		if actErr == nil {
+			popRequest(status)
+		}
 	case vmi == nil:
-		if !c.startsFromNothing(vm, strategy) {
+		start := req != nil && req.Action == virtv1.StartRequest
+		if !start && !c.startsFromNothing(vm, strategy) {
 			break
 		}
-		if off, left := backingOff(status.StartFailure, now); off {
+		// A start the user asked for does not wait for the back-off.
+		if off, left := backingOff(status.StartFailure, now); off && !start {
 			c.queue.AddAfter(key, left)
 			break
 		}
@@ -111,8 +128,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if vmi != nil {
 			status.RemoveCondition(virtv1.VirtualMachineFailure)
 		}
+		if start && (vmi != nil || apierrors.IsAlreadyExists(actErr)) {
+			popRequest(status)
+		}
 	case vmi.DeletionTimestamp != nil:
-		// Stopping already; the next instance comes once it is gone.
+		// Stopping already; the next instance, and a pending start, come
+		// once it is gone.
+	case req != nil && req.Action == virtv1.StartRequest:
+		// The VM has an instance: nothing to start. (The API asks to stop
+		// an instance that ended before it asks for a start.)
+		popRequest(status)
 	case vmi.Status.Phase == virtv1.Succeeded && strategy == virtv1.RunStrategyAlways,
 		vmi.Status.Phase == virtv1.Failed && restarts(strategy):
 		actErr = c.deleteInstance(ctx, key, vm, vmi)
