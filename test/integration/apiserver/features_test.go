@@ -120,9 +120,16 @@ func TestServerSideApply(t *testing.T) {
 	if _, err := vmis.Apply(ctx, carol, metav1.ApplyOptions{FieldManager: "carol"}); !apierrors.IsConflict(err) {
 		t.Errorf("apply of a field owned by another manager: err = %v, want 409", err)
 	}
-	// The controller applies status through /status.
+	// The controller applies status through /status: a change of phase
+	// carries its transition, appended to the (atomic) history.
+	var history []*virtv1apply.VirtualMachineInstancePhaseTransitionTimestampApplyConfiguration
+	vmi.Status.SetPhase(virtv1.Scheduling, "", metav1.Now())
+	for _, ts := range vmi.Status.PhaseTransitionTimestamps {
+		history = append(history, virtv1apply.VirtualMachineInstancePhaseTransitionTimestamp().
+			WithPhase(ts.Phase).WithPhaseTransitionTimestamp(ts.PhaseTransitionTimestamp))
+	}
 	status := virtv1apply.VirtualMachineInstance("ssa", ns).WithStatus(virtv1apply.VirtualMachineInstanceStatus().
-		WithPhase(virtv1.Scheduling))
+		WithPhase(virtv1.Scheduling).WithPhaseTransitionTimestamps(history...))
 	vmi, err = vmis.ApplyStatus(ctx, status, metav1.ApplyOptions{FieldManager: "virt-controller", Force: true})
 	if err != nil {
 		t.Fatal(err)
