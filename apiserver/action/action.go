@@ -48,7 +48,9 @@ func New[T runtime.Object](scheme *runtime.Scheme, newBody func() T, do Func[T])
 	return &REST{
 		newBody: func() runtime.Object { return newBody() },
 		kind:    versions[0].WithKind(kinds[0].Kind),
-		decoder: serializer.NewCodecFactory(scheme).UniversalDecoder(),
+		// Strict: a field the server does not know (KubeVirt's
+		// StartOptions.paused) is refused, not silently ignored.
+		decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDecoder(),
 		do: func(ctx context.Context, name string, body runtime.Object) (runtime.Object, error) {
 			b, ok := body.(T)
 			if !ok {

@@ -49,6 +49,7 @@ func TestDecodeAndAct(t *testing.T) {
 		{"empty", "", nil, 0},
 		{"garbage", "{gracePeriod", nil, http.StatusBadRequest},
 		{"wrong field type", `{"gracePeriod":"soon"}`, nil, http.StatusBadRequest},
+		{"a field the server does not know", `{"gracePeriod":7,"force":true}`, nil, http.StatusBadRequest},
 		{"another kind", `{"apiVersion":"virtualization.kubevirt.io/v1","kind":"StartOptions"}`, nil, http.StatusBadRequest},
 		{"too large", `{"dryRun":["` + strings.Repeat("x", maxBodyBytes) + `"]}`, nil, http.StatusRequestEntityTooLarge},
 	}

@@ -163,6 +163,10 @@ func TestVMActionErrors(t *testing.T) {
 	err = rc.Put().Namespace(ns).Resource("virtualmachines").Name("vm").SubResource("stop").
 		SetHeader("Content-Type", "application/json").Body([]byte(`{"gracePeriod":"soon"}`)).Do(ctx).Error()
 	wantStatus(t, "stop with a malformed body", err, http.StatusBadRequest, "")
+	// KubeVirt's start --paused: refused, not started unpaused.
+	err = rc.Put().Namespace(ns).Resource("virtualmachines").Name("vm").SubResource("start").
+		SetHeader("Content-Type", "application/json").Body([]byte(`{"paused":true}`)).Do(ctx).Error()
+	wantStatus(t, "start paused", err, http.StatusBadRequest, `unknown field "paused"`)
 }
 
 // TestVMActionsInDiscovery: clients find the actions, with the verb RBAC
