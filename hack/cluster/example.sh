@@ -69,9 +69,16 @@ The platform runs, with an example VM. Try:
   kubectl get vmi -o wide                  # NAME AGE PHASE IP NODENAME READY ...
   kubectl get vmi -w                       # watch phases change
   kubectl describe vmi ${NAME}             # conditions and events
+  virtctl console ${NAME}                  # log in on its serial console (Ctrl+] leaves)
+  kubectl virt console ${NAME}             # the same, as a kubectl plugin
+  virtctl vnc screenshot ${NAME} --file ${NAME}.png   # a picture of its screen
+  virtctl pause vmi ${NAME}                # its vCPUs stop (unpause resumes them)
   sudo tail -f ${serial}
-                                           # the guest's serial console
+                                           # the serial log the node keeps
   kubectl create -f artifacts/examples/vm-always.yaml   # a VM that keeps its guest running
+  virtctl stop vm-always                   # its guest shuts down and it stays stopped
+  virtctl start vm-always                  # a new instance
+  virtctl restart vm-always                # the instance replaced by a new one
   kubectl delete vmi ${NAME}               # ACPI shutdown, then the pod and the VMI go
 
   make down                                # stop everything (PURGE=1 also drops the state)

@@ -149,5 +149,12 @@ ensure kube-proxy "$(changed kube_proxy_config)" 30 kube_proxy_healthy \
 log "Kubernetes ${KUBE_VERSION} is up ($(($(date +%s) - t0))s); deploying the platform"
 "${here}/deploy.sh"
 
+# virtctl next to the cluster's kubectl (the PATH printed at the end), and
+# the same binary as the kubectl plugin kubectl-virt (`kubectl virt ...`).
+# build-kube.sh empties KUBE_BIN when it rebuilds, so it is put back here.
+log "installing virtctl and kubectl-virt into ${KUBE_BIN}"
+(cd "${ROOT}" && CGO_ENABLED=0 go build -o "${KUBE_BIN}/virtctl" ./cmd/virtctl)
+ln -sfn virtctl "${KUBE_BIN}/kubectl-virt"
+
 log "cluster ready in $(($(date +%s) - t0))s. Use it with:"
 echo "export KUBECONFIG=${ADMIN_KUBECONFIG}"
