@@ -87,11 +87,24 @@ func (r Request) status(s metav1.Status) string {
 	case s.Code == http.StatusUnprocessableEntity || s.Reason == metav1.StatusReasonInvalid:
 		return "the server refused the request: " + msg
 	case s.Code == http.StatusServiceUnavailable || s.Reason == metav1.StatusReasonServiceUnavailable:
+		if !aggregatorUnavailable(msg) {
+			// virt-apiserver answered: its word on what is missing (a
+			// node's virt-handler, say) beats a guess.
+			return "the service is unavailable: " + msg
+		}
 		return fmt.Sprintf("virt-apiserver is not available through %s: %s (kubectl get apiservice v1.virtualization.kubevirt.io)", r.Server, msg)
 	case s.Code == http.StatusMethodNotAllowed || s.Reason == metav1.StatusReasonMethodNotAllowed:
 		return fmt.Sprintf("the API server at %s does not allow this request on %s: is virt-apiserver up to date? (%s)", r.Server, r.path(), msg)
 	}
 	return ""
+}
+
+// aggregatorUnavailable tells the message of a 503 that the kube-apiserver
+// gives when it cannot reach the aggregated API server itself: its own
+// Status, or client-go's words for its plain-text answer.
+func aggregatorUnavailable(msg string) bool {
+	return msg == "" || strings.HasPrefix(msg, "service unavailable") ||
+		strings.HasPrefix(msg, "the server is currently unable to handle the request")
 }
 
 // in is " in namespace NS" for a namespaced request.

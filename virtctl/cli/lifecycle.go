@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/virtctl/apierror"
 	"kubevirt.dev/virt/virtctl/lifecycle"
 )
 
@@ -194,14 +194,11 @@ func (o *ActionOptions) explainCall(ctx context.Context, c lifecycle.Call, err e
 		_, vmErr := o.Client.VirtualizationV1().VirtualMachines(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 		switch {
 		case vmErr == nil:
-			return fmt.Errorf("VM %s has no running instance to %s in namespace %s (start it first)", o.Name, o.Action, o.Namespace)
+			return &apierror.Error{Err: err,
+				Sentence: fmt.Sprintf("VM %s has no running instance to %s in namespace %s (start it first)", o.Name, o.Action, o.Namespace)}
 		case apierrors.IsNotFound(vmErr):
 			return o.explain("get", lifecycle.VirtualMachines, "", vmErr)
 		}
 	}
-	explained := o.explain(lifecycle.Verb, c.Resource, c.Subresource, err)
-	if errors.Is(explained, err) && explained == err {
-		return fmt.Errorf("%s %s: %w", o.Action, o.Name, err)
-	}
-	return explained
+	return o.explain(lifecycle.Verb, c.Resource, c.Subresource, err)
 }
