@@ -18,6 +18,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
+	"kubevirt.dev/virt/apiserver/guestaccess"
 )
 
 // etcdPrefix is the root of the server's keys in etcd. The storage adds
@@ -43,6 +44,9 @@ type Options struct {
 	// NodeRestrictedUsers may write only the VMIs of the node their
 	// credentials were issued on (see apiserver/admission/noderestriction).
 	NodeRestrictedUsers []string
+	// GuestAccess says how the guests' consoles, VNC and actions reach the
+	// virt-handlers (docs/guest-access.md).
+	GuestAccess *guestaccess.Options
 
 	// embedded is set by Complete when no --etcd-servers were given.
 	embedded bool
@@ -57,6 +61,7 @@ func NewOptions() *Options {
 		DataDir:             "/var/lib/virt-apiserver",
 		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
 		NodeRestrictedUsers: noderestriction.DefaultRestrictedUsers,
+		GuestAccess:         guestaccess.NewOptions(),
 	}
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
@@ -102,6 +107,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Users (the node daemons' service accounts) that may write only the VMIs of the node named in their credentials.")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
+	o.GuestAccess.AddFlags(fs)
 }
 
 // Complete fills in what follows from other options: without
@@ -147,6 +153,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 		}
 	}
+	errs = append(errs, o.GuestAccess.Validate()...)
 	errs = append(errs, o.Recommended.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }

@@ -6,15 +6,18 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
+	"kubevirt.dev/virt/apiserver/guestaccess"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
 	"kubevirt.dev/virt/generated/openapi"
@@ -25,9 +28,17 @@ import (
 // next server.
 const watchTerminationGracePeriod = 5 * time.Second
 
+// streamSubresources last as long as the user stays: like watches (and
+// kube-apiserver's exec and attach) they are not cut off by the request
+// timeout and hold no seat of the in-flight limits.
+var streamSubresources = sets.NewString("console", "vnc")
+
 // Config is the complete configuration of a virt-apiserver.
 type Config struct {
 	Generic *genericapiserver.RecommendedConfig
+	// GuestAccess reaches the virt-handlers for the guests' consoles, VNC
+	// and actions.
+	GuestAccess *guestaccess.Handlers
 }
 
 // Server is a virt-apiserver ready to run.
@@ -54,6 +65,7 @@ func (o *Options) Config() (*Config, error) {
 	// hold the HTTP server's shutdown for its full timeout, longer than a
 	// pod's grace period: end them once the server stops accepting requests.
 	c.ShutdownWatchTerminationGracePeriod = watchTerminationGracePeriod
+	c.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), streamSubresources)
 	if err := o.storageCodec(); err != nil {
 		return nil, err
 	}
@@ -65,7 +77,13 @@ func (o *Options) Config() (*Config, error) {
 		// restriction does not, and tests of it run standalone.
 		c.AdmissionControl = noderestriction.New(o.NodeRestrictedUsers)
 	}
-	return &Config{Generic: c}, nil
+	// The handler pods are read from the kube-apiserver of --kubeconfig
+	// (or the pod's service account); a standalone server has none.
+	handlers, err := o.GuestAccess.Handlers(c.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{Generic: c, GuestAccess: handlers}, nil
 }
 
 // New builds the server and installs virtualization.kubevirt.io/v1.
@@ -88,18 +106,38 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	guests, err := virtualmachineinstance.NewGuestAccess(Scheme, vmi, c.GuestAccess)
+	if err != nil {
+		return nil, err
+	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(virtv1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		"virtualmachineinstances":        vmi,
-		"virtualmachineinstances/status": vmiStatus,
-		"virtualmachines":                vm,
-		"virtualmachines/status":         vmStatus,
-		"virtualmachines/start":          vmLifecycle.Start,
-		"virtualmachines/stop":           vmLifecycle.Stop,
-		"virtualmachines/restart":        vmLifecycle.Restart,
+		"virtualmachineinstances":            vmi,
+		"virtualmachineinstances/status":     vmiStatus,
+		"virtualmachineinstances/console":    guests.Console,
+		"virtualmachineinstances/vnc":        guests.VNC,
+		"virtualmachineinstances/pause":      guests.Pause,
+		"virtualmachineinstances/unpause":    guests.Unpause,
+		"virtualmachineinstances/softreboot": guests.SoftReboot,
+		"virtualmachines":                    vm,
+		"virtualmachines/status":             vmStatus,
+		"virtualmachines/start":              vmLifecycle.Start,
+		"virtualmachines/stop":               vmLifecycle.Stop,
+		"virtualmachines/restart":            vmLifecycle.Restart,
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)
+	}
+	err = generic.AddPostStartHook("virt-guest-access", func(ctx genericapiserver.PostStartHookContext) error {
+		if on, why := c.GuestAccess.Enabled(); !on {
+			klog.FromContext(ctx).Info("Guest access is off: consoles, VNC and VMI actions answer 503", "reason", why)
+			return nil
+		}
+		c.GuestAccess.Start(ctx)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Server{Generic: generic}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"kubevirt.dev/virt/apiserver"
+	"kubevirt.dev/virt/apiserver/guestaccess"
 )
 
 // Server is a running in-process virt-apiserver.
@@ -45,6 +46,16 @@ func WithFrontProxy(p *FrontProxy) Option {
 func WithExternalEtcd(url string) Option {
 	return func(o *apiserver.Options) {
 		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{url}
+	}
+}
+
+// WithGuestAccess reaches the handlers named by resolver (node name to
+// host:port) with the client certificates in certDir
+// (guestaccesstest.PKI.ClientDir). Without it guest access is off.
+func WithGuestAccess(certDir string, resolver guestaccess.Resolver) Option {
+	return func(o *apiserver.Options) {
+		o.GuestAccess.CertDir = certDir
+		o.GuestAccess.Resolver = resolver
 	}
 }
 
