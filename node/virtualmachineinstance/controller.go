@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -76,6 +77,11 @@ type Controller struct {
 	// otherwise recompute and write again, and fail on the stale version.
 	mu      sync.Mutex
 	written map[string]writtenVMI
+	// shutdownGrace is the grace period of the last Shutdown sent to each
+	// VMI's launcher, so a shutdown is asked for once, before the
+	// launcher's watch reports it, and again only when the VMI's grace
+	// period shrank (virtctl stop --grace-period shortens it).
+	shutdownGrace map[types.UID]int64
 }
 
 type writtenVMI struct {
@@ -102,6 +108,8 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		recorder:   recorder,
 		clock:      c,
 		written:    map[string]writtenVMI{},
+
+		shutdownGrace: map[types.UID]int64{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance", Clock: c},

@@ -8,7 +8,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
@@ -292,6 +294,20 @@ func TestDeletion(t *testing.T) {
 			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonGuestDestroyed, wantShutdowns: []int64{7},
 		},
 		{
+			name: "grace period shortened during the shutdown (virtctl stop --grace-period)", running: true,
+			deleted: func(t *testing.T, f *fixture, l *fakelauncher.Server) {
+				f.settled()
+				v := f.vmi("vm")
+				v.Spec.TerminationGracePeriodSeconds = ptr.To[int64](2)
+				if _, err := f.virt.VirtualizationV1().VirtualMachineInstances(v.Namespace).Update(t.Context(), v, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				f.settled()
+				l.End("destroyed")
+			},
+			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonGuestDestroyed, wantShutdowns: []int64{7, 2},
+		},
+		{
 			name: "deleted before the guest started", running: false,
 		},
 		{
@@ -325,10 +341,7 @@ func TestDeletion(t *testing.T) {
 			if tt.running {
 				f.start()
 				f.waitVMI("vm", "Running", isRunning)
-				// The deletion is the one change left to take in: a sync
-				// still due for the Running write that reads the deleted
-				// VMI, followed by the deletion's own sync before the watch
-				// reported the first Shutdown, shuts down twice.
+				// The deletion is the one change left to take in.
 				f.settled()
 				if tt.setup != nil {
 					tt.setup(f, launcher, pod)

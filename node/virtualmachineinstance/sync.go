@@ -242,11 +242,25 @@ func (c *Controller) shutdown(ctx context.Context, vmi *virtv1.VirtualMachineIns
 		return c.finish(ctx, vmi, nil)
 	}
 	grace := gracePeriod(vmi)
-	if !st.Domain.GetShutdownRequested() {
+	c.mu.Lock()
+	sent, asked := c.shutdownGrace[vmi.UID]
+	c.mu.Unlock()
+	// The launcher never lengthens a shutdown it runs, so asking again
+	// (after a restart of this handler, which forgot what it sent) is
+	// harmless; asking with a shorter grace period cuts it short.
+	if !asked || grace < sent {
 		if err := obs.launcher.Shutdown(ctx, grace); err != nil {
 			return err
 		}
-		c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonShuttingDown, "Shutting the guest down (ACPI power button), grace period %ds", grace)
+		c.mu.Lock()
+		c.shutdownGrace[vmi.UID] = grace
+		c.mu.Unlock()
+		switch {
+		case asked:
+			c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonShuttingDown, "Grace period shortened to %ds", grace)
+		case !st.Domain.GetShutdownRequested():
+			c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonShuttingDown, "Shutting the guest down (ACPI power button), grace period %ds", grace)
+		}
 	}
 	c.queue.AddAfter(key, time.Duration(grace)*time.Second+shutdownRecheck)
 	return nil
@@ -255,6 +269,9 @@ func (c *Controller) shutdown(ctx context.Context, vmi *virtv1.VirtualMachineIns
 // finish records how the guest ended, if it is not recorded yet, and
 // releases a VMI being deleted.
 func (c *Controller) finish(ctx context.Context, vmi *virtv1.VirtualMachineInstance, end *vmistatus.End) error {
+	c.mu.Lock()
+	delete(c.shutdownGrace, vmi.UID)
+	c.mu.Unlock()
 	if end != nil && !vmi.Status.Phase.IsFinal() {
 		next := vmistatus.Ended(vmi, *end, metav1.NewTime(c.clock.Now()))
 		written, err := c.writeStatus(ctx, vmi, next)
