@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -84,8 +83,7 @@ func (g *guests) find(ctx context.Context, name, subresource string) (*guest, er
 	if vmi.Status.Phase != virtualization.Running {
 		return nil, notRunning(vmi)
 	}
-	namespace, _ := genericapirequest.NamespaceFrom(ctx)
-	location, transport, err := g.handlers.Location(vmi.Status.NodeName, namespace, vmi.Name, vmi.UID, subresource)
+	location, transport, err := g.handlers.Location(vmi.Status.NodeName, vmi.Namespace, vmi.Name, vmi.UID, subresource)
 	if err != nil {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) {
