@@ -59,6 +59,10 @@ func (a *fakeAPI) withVNC() *fakeAPI {
 			return
 		}
 		defer conn.Close()
+		if r.PathValue("name") == "silent" {
+			_, _ = io.Copy(io.Discard, conn) // a display that never speaks
+			return
+		}
 		_ = rfbtest.Serve(conn, screen())
 	})
 	return a
@@ -243,6 +247,10 @@ func TestVNCScreenshot(t *testing.T) {
 
 	if res := a.run(nil, "vnc", "screenshot", "vmi-tiny"); res.err == nil || !strings.Contains(res.err.Error(), "--file") {
 		t.Errorf("without --file: %v, want a word about --file", res.err)
+	}
+	res = a.run(nil, "vnc", "screenshot", "silent", "-f", file, "--timeout", "100ms")
+	if want := "no picture from the display of silent within 100ms: is the guest's VNC server up? (--timeout waits longer)"; res.err == nil || res.err.Error() != want {
+		t.Errorf("a display that never speaks: %v, want %q", res.err, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -167,11 +169,14 @@ type ScreenshotOptions struct {
 	target
 	// File is where the PNG goes; - is standard output.
 	File string
+	// Timeout bounds the whole screenshot: a display that never answers
+	// is an error, not a hang.
+	Timeout time.Duration
 	genericiooptions.IOStreams
 }
 
 func newScreenshotCommand(name string, f genericclioptions.RESTClientGetter, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ScreenshotOptions{IOStreams: streams}
+	o := &ScreenshotOptions{Timeout: time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "screenshot VMI",
 		Short: "Save a picture of a virtual machine instance's display as PNG",
@@ -190,6 +195,7 @@ func newScreenshotCommand(name string, f genericclioptions.RESTClientGetter, str
 		},
 	}
 	cmd.Flags().StringVarP(&o.File, "file", "f", "", "PNG file to write (- for standard output)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long to wait for the picture")
 	return cmd
 }
 
@@ -203,13 +209,21 @@ func (o *ScreenshotOptions) Validate() error {
 	if o.File == "" {
 		return fmt.Errorf("say where the PNG goes with --file (- for standard output)")
 	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be more than 0, not %v", o.Timeout)
+	}
 	return o.validate("VMI")
 }
 
 // Run takes the screenshot and writes it.
 func (o *ScreenshotOptions) Run(ctx context.Context) error {
-	img, err := vnc.Screenshot(ctx, o.Config, o.Namespace, o.Name)
-	if err != nil {
+	shot, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	img, err := vnc.Screenshot(shot, o.Config, o.Namespace, o.Name)
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no picture from the display of %s within %v: is the guest's VNC server up? (--timeout waits longer)", o.Name, o.Timeout)
+	case err != nil:
 		return o.explain("get", lifecycle.VirtualMachineInstances, vnc.Subresource, err)
 	}
 	if o.File == "-" {
