@@ -49,6 +49,11 @@ var rules = []rule{
 	{doc: "launcher", covers: []string{"launcher/..."}, forbid: []string{"controllers/...", "node/...", "apiserver/..."}},
 	{doc: "apiserver", covers: []string{"apiserver/..."}, forbid: []string{"controllers/...", "node/...", "launcher/..."}},
 
+	{doc: "apiserver/guestaccess", covers: []string{"apiserver/guestaccess"}, forbid: []string{"apiserver/registry/...", "node/..."}},
+	{doc: "apiserver/guestaccess/guestaccesstest", covers: []string{"apiserver/guestaccess/guestaccesstest"}, forbid: []string{"node/..."}},
+	{doc: "virtctl", covers: []string{"virtctl/...", "cmd/virtctl"},
+		forbid: []string{"apiserver/...", "controllers/...", "node/...", "launcher/...", "internal/..."}},
+
 	// Shared vocabulary belongs to no component.
 	{doc: "internal/apiclient", covers: []string{"internal/apiclient"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/finalizer", covers: []string{"internal/finalizer"}, forbid: []string{"controllers/...", "node/..."}},
