@@ -73,16 +73,20 @@ func TestVMRunStrategy(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		if vm.Status.PrintableStatus != virtv1.VirtualMachineStatusStopped || vm.Status.Created {
-			return false, fmt.Errorf("status %s, created %v", vm.Status.PrintableStatus, vm.Status.Created)
+		// observedGeneration: the controller summarised the halted spec,
+		// so it has decided on it.
+		if vm.Status.PrintableStatus != virtv1.VirtualMachineStatusStopped || vm.Status.Created || vm.Status.ObservedGeneration != vm.Generation {
+			return false, fmt.Errorf("status %s, created %v, observed generation %d of %d",
+				vm.Status.PrintableStatus, vm.Status.Created, vm.Status.ObservedGeneration, vm.Generation)
 		}
 		return true, nil
 	})
 	if err != nil {
 		t.Error(err)
 	}
-	// The VM controller acts on the status it just wrote within moments:
-	// an instance it would still create comes within haltedWatch.
+	// The VM controller decided on the halted spec before it wrote that
+	// status; the watch stays open a moment longer for an instance created
+	// against that decision.
 	if err := halted.Hold(haltedWatch); err != nil {
 		t.Error(err)
 	}
@@ -91,8 +95,9 @@ func TestVMRunStrategy(t *testing.T) {
 	}
 }
 
-// haltedWatch is how long a halted VM is watched for a new instance.
-const haltedWatch = 5 * time.Second
+// haltedWatch is how long a halted VM is watched for a new instance once
+// its controller summarised it as Stopped.
+const haltedWatch = time.Second
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
