@@ -289,6 +289,16 @@ func (o *output) String() string {
 	return o.data.String()
 }
 
+// tail is the end of what the stream sent, for error messages: a guest's
+// boot log before it would drown them.
+func (o *output) tail() string {
+	s := o.String()
+	if len(s) > 600 {
+		return "…" + s[len(s)-600:]
+	}
+	return s
+}
+
 func (o *output) err() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -300,7 +310,7 @@ func (o *output) waitFor(ctx context.Context, text string) error {
 		return strings.Contains(o.String(), text), nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; the console sent %q (stream ended: %v)", err, o.String(), o.err())
+		return fmt.Errorf("%w; the console sent, last: %q (stream ended: %v)", err, o.tail(), o.err())
 	}
 	return nil
 }

@@ -54,6 +54,17 @@ func TestVMActions(t *testing.T) {
 		}
 		defer conn.Close()
 		out := readInto(conn)
+		// Pause a guest whose shell reads the console: typed while the
+		// kernel still boots, a command is lost.
+		if err := guestReady(ctx, t, first); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte("echo $((6*7))\r")); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.waitFor(ctx, "\n42\r"); err != nil {
+			t.Fatal(err)
+		}
 		if err := put(ctx, c, ns, "virtualmachineinstances", name, "pause", &virtv1.PauseOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,8 +78,8 @@ func TestVMActions(t *testing.T) {
 		}
 		// The typed command waits in QEMU's buffers: no vCPU runs to
 		// read it, so nothing is echoed while paused.
-		if out.appearsWithin(ctx, "56", pausedWindow) {
-			t.Fatalf("a paused guest answered: %q", out.String())
+		if out.appearsWithin(ctx, "\n56\r", pausedWindow) {
+			t.Fatalf("a paused guest answered: %q", out.tail())
 		}
 		if err := put(ctx, c, ns, "virtualmachineinstances", name, "unpause", &virtv1.UnpauseOptions{}); err != nil {
 			t.Fatal(err)
@@ -141,6 +152,15 @@ func TestVMActions(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// guestReady waits for the ready marker of vmi's guest on its serial log.
+func guestReady(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) error {
+	pod, err := cluster.LauncherPod(ctx, vmi)
+	if err != nil {
+		return err
+	}
+	return cluster.FollowSerial(t, pod).WaitFor(ctx, "VIRT-GUEST-READY", 2*time.Minute)
 }
 
 func waitVM(ctx context.Context, c virtclient.Interface, ns, name, what string, done func(*virtv1.VirtualMachine) bool) (*virtv1.VirtualMachine, error) {
