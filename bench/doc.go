@@ -3,11 +3,13 @@
 // side by side in one run on one machine, and writes docs/performance.md
 // with a chart (docs/performance.png).
 //
-// Four parts, each in its own package: apipath (the API path), startup
+// Five parts, each in its own package: apipath (the API path), startup
 // (POST to Running and to the guest's serial marker, against libvirt
 // directly), writecount (API writes per VMI lifecycle, from the servers'
-// own metrics) and overhead (the launcher pod's memory, embedded libvirt
-// against a private libvirtd). The report package renders what they
+// own metrics), overhead (the launcher pod's memory, embedded libvirt
+// against a private libvirtd) and console (keystroke echo through the
+// aggregator against QEMU's socket on the node). A run of some parts can
+// be merged into an earlier run's results (--merge). The report package renders what they
 // measured; machine describes the host.
 //
 // Runs are bounded by flags; cancellation (SIGINT/SIGTERM) stops the load

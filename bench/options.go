@@ -14,13 +14,16 @@ import (
 // Options of a run. The defaults finish in well under 30 minutes on the
 // project's 2-core machine.
 type Options struct {
-	// Parts to run: api, start, writes, launcher.
+	// Parts to run: api, start, writes, launcher, console.
 	Parts []string
 	// Output is the markdown report; the chart goes beside it (.png) and
 	// the raw results too (.json).
 	Output string
 	// FromJSON renders the report of an earlier run instead of measuring.
 	FromJSON string
+	// Merge is the results of an earlier run (its .json) that the parts
+	// of this run replace their own in; the other parts stay as they were.
+	Merge string
 
 	Clients        []int
 	CreateDuration time.Duration
@@ -35,6 +38,9 @@ type Options struct {
 	WriteVMIs int
 	WriteIdle time.Duration
 
+	ConsoleKeystrokes int
+	ConsoleBlocks     int
+
 	ProfileDir      string
 	ProfileClients  int
 	ProfileDuration time.Duration
@@ -46,9 +52,10 @@ type Options struct {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher"}, "parts to run")
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console"}, "parts to run")
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
+	fs.StringVar(&o.Merge, "merge", "", "results file of an earlier run (e.g. docs/performance.json) to merge this run's parts into: the report keeps its other parts and says when the merged ones were measured")
 	fs.IntSliceVar(&o.Clients, "clients", []int{1, 8, 32}, "concurrent clients of the create runs")
 	fs.DurationVar(&o.CreateDuration, "create-duration", 6*time.Second, "length of each create run")
 	fs.IntVar(&o.MaxCreates, "max-creates", 1500, "most creates of one create run")
@@ -62,6 +69,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.StartTimeout, "start-timeout", 4*time.Minute, "how long a batch of VMIs may take to reach the serial marker")
 	fs.IntVar(&o.WriteVMIs, "write-vmis", 5, "VMIs whose lifecycle writes are counted")
 	fs.DurationVar(&o.WriteIdle, "write-idle", 20*time.Second, "idle window measuring the cluster's background writes")
+	fs.IntVar(&o.ConsoleKeystrokes, "console-keystrokes", 200, "keystrokes timed per console path")
+	fs.IntVar(&o.ConsoleBlocks, "console-blocks", 4, "blocks the console keystrokes are sent in, alternating between the paths")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
@@ -71,7 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	for _, p := range o.Parts {
 		switch p {
-		case "api", "start", "writes", "launcher":
+		case "api", "start", "writes", "launcher", "console":
 		default:
 			return fmt.Errorf("--parts: unknown part %q", p)
 		}
@@ -89,14 +98,23 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--clients and --start-counts must be in (0, 128]")
 		}
 	}
+	if o.ConsoleKeystrokes <= 0 || o.ConsoleKeystrokes > 10000 {
+		return fmt.Errorf("--console-keystrokes must be in (0, 10000]")
+	}
+	if o.ConsoleBlocks <= 0 || o.ConsoleBlocks > o.ConsoleKeystrokes {
+		return fmt.Errorf("--console-blocks must be in (0, --console-keystrokes]")
+	}
+	if o.Merge != "" && o.FromJSON != "" {
+		return fmt.Errorf("--merge measures and --from-json does not: give one")
+	}
 	return nil
 }
 
 // String is the options that shape the measurements, for the report.
 func (o *Options) String() string {
-	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s",
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d",
 		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
-		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle)
+		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks)
 }
 
 func ints(v []int) string {

@@ -13,6 +13,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 
 	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/namespace"
 	"kubevirt.dev/virt/bench/overhead"
@@ -98,6 +99,15 @@ func runLauncher(ctx context.Context, cluster *framework.Cluster, o Options) (*o
 		Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot,
 		LauncherBinary: o.LauncherBin, Guest: guest, Logf: logf,
 	}, o.StartTimeout)
+}
+
+// runConsole is part 5, the console's keystroke echo through the
+// aggregator against QEMU's socket on the node, on the example VMI.
+func runConsole(ctx context.Context, cluster *framework.Cluster, o Options) (*console.Result, error) {
+	return console.Run(ctx, console.Env{
+		Kube: cluster.Kube, Virt: cluster.Virt, Config: cluster.Config, KubeletRoot: cluster.KubeletRoot,
+		VMIFile: filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml"), Logf: logf,
+	}, console.Options{Keystrokes: o.ConsoleKeystrokes, Blocks: o.ConsoleBlocks, Timeout: o.StartTimeout})
 }
 
 // buildGuest runs hack/build-guest.sh (instant when built) for the raw

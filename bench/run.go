@@ -41,6 +41,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.defaultBinaries(); err != nil {
 		return err
 	}
+	// Read before measuring: a bad file must not cost a run.
+	var base *report.Results
+	if o.Merge != "" {
+		var err error
+		if base, err = readResults(o.Merge); err != nil {
+			return fmt.Errorf("--merge: %w", err)
+		}
+	}
 	start := time.Now()
 	res := &report.Results{Started: start, Parts: o.Parts, Flags: o.String()}
 	var err error
@@ -65,23 +73,23 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	res.Elapsed = time.Since(start)
-	errs = append(errs, writeResults(o.Output, res))
 	logf("done in %s", res.Elapsed.Round(time.Second))
+	if base != nil {
+		merge(base, res)
+		res = base
+	}
+	errs = append(errs, writeResults(o.Output, res))
 	return errors.Join(errs...)
 }
 
 // rerender writes the report of an earlier run from its saved results.
 func rerender(o Options) error {
-	var res report.Results
-	b, err := os.ReadFile(o.FromJSON)
+	res, err := readResults(o.FromJSON)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("read %s: %w", o.FromJSON, err)
-	}
-	regroupProfiles(&res)
-	return report.Write(o.Output, &res)
+	regroupProfiles(res)
+	return report.Write(o.Output, res)
 }
 
 // measure runs the selected parts in order into res. A part that fails is
@@ -121,6 +129,12 @@ func measure(ctx context.Context, cluster *framework.Cluster, o Options, res *re
 		logf("part 4: launcher overhead")
 		if res.Launcher, err = runLauncher(ctx, cluster, o); err != nil {
 			fail("launcher", err)
+		}
+	}
+	if o.has("console") && ctx.Err() == nil {
+		logf("part 5: console keystroke echo, through the aggregator against the node's socket")
+		if res.Console, err = runConsole(ctx, cluster, o); err != nil {
+			fail("console", err)
 		}
 	}
 	return failures, nil

@@ -1,4 +1,4 @@
 // Package report renders a run's results as docs/performance.md (the
-// machine, the four tables, each ratio and whether each target was met)
+// machine, the parts' tables, each ratio and whether each target was met)
 // and docs/performance.png (gonum/plot). It measures nothing.
 package report

@@ -23,6 +23,7 @@ func Write(path string, r *Results) error {
 		w("Options of the run: `%s`.\n", r.Flags)
 	}
 	w("Every number below comes from that one run on one machine, side by side; ratios compare numbers of the same run.\n")
+	mergedRuns(w, r)
 	w("Regenerate with `make bench`; re-render from the saved results with `(cd bench && go build -o ../_output/bin/ ./cmd/virt-bench) && _output/bin/virt-bench --from-json docs/performance.json`.\n\n")
 	w("![charts](%s)\n\n", filepath.Base(png))
 	writeMachine(w, r)
@@ -56,7 +57,7 @@ func Write(path string, r *Results) error {
 var findings string
 
 // sections render the parts after the API path, in the issue's order.
-var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher}
+var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher, writeConsole}
 
 func writeMachine(w func(string, ...any), r *Results) {
 	m := r.Machine

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/report"
 	"kubevirt.dev/virt/bench/startup"
@@ -32,7 +33,15 @@ func results() *report.Results {
 	}}
 	r.Writes = &writecount.Result{VMIs: 2, CreateChanges: map[string]float64{"VMI ADDED": 1, "VMI MODIFIED": 2}, DeleteChanges: map[string]float64{"VMI DELETED": 1}}
 	r.Launcher = &overhead.Result{Measurements: []overhead.Measurement{{Setup: "launcher pod (x)", Own: 30 << 20, PodMinusGuest: 90 << 20}}}
+	r.Console = consoleResult(400*time.Microsecond, 2*time.Millisecond)
 	return r
+}
+
+func consoleResult(direct, aggregator time.Duration) *console.Result {
+	return &console.Result{VMI: "bench-console/vmi-tiny", Keystrokes: 200, Blocks: 4, Rows: []console.Row{
+		{Path: console.Direct, Keystrokes: 200, Min: direct / 2, P50: direct, P99: 2 * direct, Max: 3 * direct},
+		{Path: console.Aggregator, Keystrokes: 200, Min: aggregator / 2, P50: aggregator, P99: 2 * aggregator, Max: 3 * aggregator, Noisy: 1},
+	}}
 }
 
 // The report carries every table and says which targets were met.
@@ -48,7 +57,10 @@ func TestWriteRendersEveryPartAndTheChart(t *testing.T) {
 	}
 	text := string(b)
 	for _, want := range []string{
-		"## 1. The API path", "## 2. Start latency", "## 3. API writes per VMI lifecycle", "## 4. Launcher overhead",
+		"## 1. The API path", "## 2. Start latency", "## 3. API writes per VMI lifecycle", "## 4. Launcher overhead", "## 5. Console keystroke echo",
+		"| console keystroke echo through the aggregator within 5.00 ms of the node's serial socket at p50 | +1.60 ms (p50 2.00 ms against 0.40 ms) | yes |",
+		"| console subresource through the aggregator | 200 | 1.00 | 2.00 | 4.00 | 6.00 | 1 |",
+		"**+1.60 ms at p50**",
 		"| create throughput through the aggregator >= 1.5x the CRD + webhooks twin (both JSON; by clients) | 2.00x at 1; 2.00x at 8;  | yes |",
 		"| LIST through the aggregator >= 1.5x faster than the twin (both JSON, p50; by objects) | 2.50x at 1000;  | yes |",
 		"| direct protobuf creates >= 0.9x the built-in resource (ConfigMaps, protobuf; by clients) | 0.97x at 1; 0.97x at 8;  | yes |",
@@ -61,4 +73,56 @@ func TestWriteRendersEveryPartAndTheChart(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "performance.png")); err != nil || st.Size() < 1000 {
 		t.Fatalf("chart: %v", err)
 	}
+}
+
+// The console target is met within 5 ms of the socket at p50, missed
+// beyond, and not measured without both paths.
+func TestConsoleTarget(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		console *console.Result
+		want    string
+	}{
+		{"met", consoleResult(ms, 6*ms), "| +5.00 ms (p50 6.00 ms against 1.00 ms) | yes |"},
+		{"missed", consoleResult(ms, 6*ms+10*time.Microsecond), "| +5.01 ms (p50 6.01 ms against 1.00 ms) | **no** |"},
+		{"not run", nil, "at p50 | — | not measured |"},
+		{"aggregator failed", &console.Result{Rows: []console.Row{{Path: console.Direct, Keystrokes: 5, P50: ms}}}, "at p50 | — | not measured |"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := results()
+			r.Console = tc.console
+			text := render(t, r)
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("report lacks %q", tc.want)
+			}
+		})
+	}
+}
+
+// A part merged from a later run says when it was measured.
+func TestMergedRunIsNamed(t *testing.T) {
+	r := results()
+	r.Merged = []report.Run{{Parts: []string{"console"}, Started: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Elapsed: 90 * time.Second, Flags: "--parts=console", LoadAverage: "1.00 0.50 0.25"}}
+	text := render(t, r)
+	want := "Except part `console`: measured on 2026-01-02 03:04 UTC by a run of its own that took 1m30s (load average at its start 1.00 0.50 0.25; options `--parts=console`)"
+	if !strings.Contains(text, want) {
+		t.Errorf("report lacks %q", want)
+	}
+	if strings.Contains(render(t, results()), "Except part") {
+		t.Error("a report without merged runs names one")
+	}
+}
+
+func render(t *testing.T, r *report.Results) string {
+	t.Helper()
+	md := filepath.Join(t.TempDir(), "performance.md")
+	if err := report.Write(md, r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

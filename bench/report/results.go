@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"kubevirt.dev/virt/bench/apipath"
+	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/startup"
@@ -23,7 +24,20 @@ type Results struct {
 	Start    *startup.Result    `json:",omitempty"`
 	Writes   *writecount.Result `json:",omitempty"`
 	Launcher *overhead.Result   `json:",omitempty"`
+	Console  *console.Result    `json:",omitempty"`
 	Failures []Failure          `json:",omitempty"`
+	// Merged are later runs of some of the parts, whose results replaced
+	// this run's for those parts (virt-bench --merge).
+	Merged []Run `json:",omitempty"`
+}
+
+// Run is a later run merged into the results.
+type Run struct {
+	Parts       []string
+	Started     time.Time
+	Elapsed     time.Duration
+	Flags       string
+	LoadAverage string `json:",omitempty"`
 }
 
 // Failure is a part that did not complete.
