@@ -58,6 +58,7 @@ var rules = []rule{
 	{doc: "internal/apiclient", covers: []string{"internal/apiclient"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/finalizer", covers: []string{"internal/finalizer"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/vmipod", covers: []string{"internal/vmipod"}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/testpki", covers: []string{"internal/testpki"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/ownership", covers: []string{"internal/ownership/..."}, forbid: []string{"controllers/...", "node/..."}},
 
 	// The launcher's contract and what the node daemon may pull in.

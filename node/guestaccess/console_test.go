@@ -252,7 +252,7 @@ func TestServeClosesStreamsOnShutdown(t *testing.T) {
 	expect(t, ws, "serial 1\n")
 
 	// A refused client is refused by Serve's TLS configuration too.
-	other := f.ca.issue(t, "virt-controller", x509.ExtKeyUsageClientAuth)
+	other := f.ca.Issue(t, "virt-controller", x509.ExtKeyUsageClientAuth)
 	d2 := websocket.Dialer{TLSClientConfig: f.clientTLS(other)}
 	if _, _, err := d2.DialContext(t.Context(), "wss://"+ln.Addr().String()+"/v1/namespaces/ns/virtualmachineinstances/vm/vnc?uid=vm-uid", nil); err == nil {
 		t.Error("virt-controller's certificate opened a stream")

@@ -2,17 +2,11 @@ package guestaccess
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,12 +24,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/keyutil"
 	"k8s.io/utils/clock"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
+	"kubevirt.dev/virt/internal/testpki"
 	"kubevirt.dev/virt/internal/vmipod"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
@@ -44,88 +37,6 @@ import (
 )
 
 const nodeName = "node-1"
-
-// ca is a certificate authority made for one test.
-type ca struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-}
-
-func newCA(t *testing.T, cn string) *ca {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cert.NewSelfSignedCACert(cert.Config{CommonName: cn}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &ca{cert: c, key: key}
-}
-
-func (c *ca) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(c.cert)
-	return p
-}
-
-// issue signs a leaf certificate for cn with the extended key usage, as
-// hack/cluster/certs.sh does.
-func (c *ca) issue(t *testing.T, cn string, usage x509.ExtKeyUsage, dns ...string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		DNSNames:     dns,
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, key.Public(), c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
-// writeDir writes the handler's certificate directory as the Secret's
-// volume holds it.
-func writeDir(t *testing.T, authority *ca, serving tls.Certificate) string {
-	t.Helper()
-	dir := t.TempDir()
-	caPEM, err := cert.EncodeCertificates(authority.cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crtPEM, err := cert.EncodeCertificates(serving.Leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(serving.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{CAFile: caPEM, CertFile: crtPEM, KeyFile: keyPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // fixture is a handler's guest access served by an httptest TLS server,
 // with the node's informers' caches and a monitor.
@@ -138,7 +49,7 @@ type fixture struct {
 	synced      atomic.Bool
 	server      *Server
 	srv         *httptest.Server
-	ca          *ca
+	ca          *testpki.CA
 	// client is virt-apiserver's client certificate.
 	client tls.Certificate
 }
@@ -150,12 +61,12 @@ func newFixture(t *testing.T) *fixture {
 		kubeletRoot: filepath.Join(t.TempDir(), "var", "lib", "kubelet"),
 		vmis:        cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		pods:        cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID}),
-		ca:          newCA(t, "virt-handler-ca"),
+		ca:          testpki.NewCA(t, "virt-handler-ca"),
 	}
 	f.synced.Store(true)
 	f.mon = monitor.New(t.Context(), monitor.DefaultConfig, clock.RealClock{}, func(string) {})
 	t.Cleanup(f.mon.Close)
-	f.client = f.ca.issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)
+	f.client = f.ca.Issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)
 	f.server = New(Config{
 		NodeName:    nodeName,
 		KubeletRoot: f.kubeletRoot,
@@ -165,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		HasSynced:   f.synced.Load,
 		Launchers:   f.mon,
 	})
-	tlsConfig, err := LoadTLSConfig(writeDir(t, f.ca, f.ca.issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), DefaultClientName)
+	tlsConfig, err := LoadTLSConfig(testpki.WriteDir(t, f.ca, f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), DefaultClientName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +92,7 @@ func newFixture(t *testing.T) *fixture {
 // A given certificate is always sent: Go's client would otherwise hold back
 // one the server's list of acceptable CAs does not name.
 func (f *fixture) clientTLS(certs ...tls.Certificate) *tls.Config {
-	c := &tls.Config{RootCAs: f.ca.pool(), ServerName: "virt-handler"}
+	c := &tls.Config{RootCAs: f.ca.Pool(), ServerName: "virt-handler"}
 	if len(certs) > 0 {
 		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &certs[0], nil }
 	}

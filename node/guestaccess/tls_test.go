@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubevirt.dev/virt/internal/testpki"
 )
 
 func TestOnlyVirtAPIServerGetsThrough(t *testing.T) {
 	f := newFixture(t)
-	other := newCA(t, "another-ca")
+	other := testpki.NewCA(t, "another-ca")
 	tests := []struct {
 		name string
 		tls  *tls.Config
@@ -21,11 +23,11 @@ func TestOnlyVirtAPIServerGetsThrough(t *testing.T) {
 	}{
 		{name: "virt-apiserver's certificate", tls: f.clientTLS(f.client)},
 		{name: "no client certificate", tls: f.clientTLS(), refused: "certificate required"},
-		{name: "signed by another CA", tls: f.clientTLS(other.issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)), refused: "unknown certificate authority"},
-		{name: "the right CA, another name", tls: f.clientTLS(f.ca.issue(t, "virt-controller", x509.ExtKeyUsageClientAuth)), refused: "bad certificate"},
+		{name: "signed by another CA", tls: f.clientTLS(other.Issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)), refused: "unknown certificate authority"},
+		{name: "the right CA, another name", tls: f.clientTLS(f.ca.Issue(t, "virt-controller", x509.ExtKeyUsageClientAuth)), refused: "bad certificate"},
 		// Every handler holds this one: a node must not reach another's guests.
-		{name: "a handler's serving certificate", tls: f.clientTLS(f.ca.issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), refused: "bad certificate"},
-		{name: "the client's name on a serving certificate", tls: f.clientTLS(f.ca.issue(t, DefaultClientName, x509.ExtKeyUsageServerAuth)), refused: "bad certificate"},
+		{name: "a handler's serving certificate", tls: f.clientTLS(f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), refused: "bad certificate"},
+		{name: "the client's name on a serving certificate", tls: f.clientTLS(f.ca.Issue(t, DefaultClientName, x509.ExtKeyUsageServerAuth)), refused: "bad certificate"},
 		{name: "TLS 1.1", tls: func() *tls.Config {
 			c := f.clientTLS(f.client)
 			c.MinVersion, c.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
@@ -68,8 +70,8 @@ func TestOnlyVirtAPIServerGetsThrough(t *testing.T) {
 func TestHandlerChecksTheClientName(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewUnstartedServer(f.server.Handler())
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: f.ca.pool(),
-		Certificates: []tls.Certificate{f.ca.issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")}}
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: f.ca.Pool(),
+		Certificates: []tls.Certificate{f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")}}
 	srv.StartTLS()
 	defer srv.Close()
 	for _, tt := range []struct {
@@ -78,7 +80,7 @@ func TestHandlerChecksTheClientName(t *testing.T) {
 		want int
 	}{
 		{"virt-apiserver", f.client, http.StatusNotFound},
-		{"virt-controller", f.ca.issue(t, "virt-controller", x509.ExtKeyUsageClientAuth), http.StatusForbidden},
+		{"virt-controller", f.ca.Issue(t, "virt-controller", x509.ExtKeyUsageClientAuth), http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: f.clientTLS(tt.cert)}, Timeout: 10 * time.Second}
