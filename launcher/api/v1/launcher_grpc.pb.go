@@ -46,8 +46,24 @@ type LauncherClient interface {
 	// Info reports versions and what the host can run.
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoResponse, error)
 	// Sync makes the domain match the VMI: define it if missing, start it if
-	// stopped. It is idempotent; a running domain is left as it is. It fails
-	// once the domain has stopped after running: a launcher runs a guest once.
+	// stopped. It is idempotent; a running domain is left as it is, and a Sync
+	// that finds (or leaves) the domain running succeeds whatever else failed
+	// on the way. It fails once the domain has stopped after running: a
+	// launcher runs a guest once.
+	//
+	// Its error codes say whether asking again can help (SyncErrorIsPermanent):
+	//   - permanent: InvalidArgument (not this launcher's VMI, or a spec that
+	//     cannot be turned into a domain: conversion failed, libvirt refused
+	//     the XML as invalid or unsupported) and FailedPrecondition (what the
+	//     spec needs is not in the pod, such as a disk file; or the domain ran
+	//     and stopped, or is shutting down). The same VMI will never run here.
+	//     (Unimplemented, from a launcher without Sync, is permanent too.)
+	//   - retryable: Unavailable, Internal, Aborted, DeadlineExceeded (and any
+	//     other code): libvirt or the launcher failed along the way; the
+	//     domain may still start on a later Sync.
+	//
+	// A caller must not fail a VMI whose domain started (GetDomain) because a
+	// Sync failed, whatever the code.
 	Sync(ctx context.Context, in *SyncRequest, opts ...grpc.CallOption) (*SyncResponse, error)
 	// Shutdown presses the ACPI power button and destroys the domain when it
 	// has not powered off within the grace period. It returns once the button
@@ -191,8 +207,24 @@ type LauncherServer interface {
 	// Info reports versions and what the host can run.
 	Info(context.Context, *InfoRequest) (*InfoResponse, error)
 	// Sync makes the domain match the VMI: define it if missing, start it if
-	// stopped. It is idempotent; a running domain is left as it is. It fails
-	// once the domain has stopped after running: a launcher runs a guest once.
+	// stopped. It is idempotent; a running domain is left as it is, and a Sync
+	// that finds (or leaves) the domain running succeeds whatever else failed
+	// on the way. It fails once the domain has stopped after running: a
+	// launcher runs a guest once.
+	//
+	// Its error codes say whether asking again can help (SyncErrorIsPermanent):
+	//   - permanent: InvalidArgument (not this launcher's VMI, or a spec that
+	//     cannot be turned into a domain: conversion failed, libvirt refused
+	//     the XML as invalid or unsupported) and FailedPrecondition (what the
+	//     spec needs is not in the pod, such as a disk file; or the domain ran
+	//     and stopped, or is shutting down). The same VMI will never run here.
+	//     (Unimplemented, from a launcher without Sync, is permanent too.)
+	//   - retryable: Unavailable, Internal, Aborted, DeadlineExceeded (and any
+	//     other code): libvirt or the launcher failed along the way; the
+	//     domain may still start on a later Sync.
+	//
+	// A caller must not fail a VMI whose domain started (GetDomain) because a
+	// Sync failed, whatever the code.
 	Sync(context.Context, *SyncRequest) (*SyncResponse, error)
 	// Shutdown presses the ACPI power button and destroys the domain when it
 	// has not powered off within the grace period. It returns once the button
