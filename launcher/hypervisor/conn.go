@@ -196,16 +196,47 @@ var ErrNotFound = errors.New("domain not found")
 func notFound(err error) error {
 	var lerr libvirt.Error
 	if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN {
-		return notFoundError{err}
+		return markedError{err, ErrNotFound}
 	}
 	return err
 }
 
-// notFoundError reads as libvirt's error and matches both it and ErrNotFound.
-type notFoundError struct{ err error }
+// markedError reads as libvirt's error and matches both it and its mark
+// (ErrNotFound, ErrInvalidConfig).
+type markedError struct{ err, mark error }
 
-func (e notFoundError) Error() string   { return e.err.Error() }
-func (e notFoundError) Unwrap() []error { return []error{ErrNotFound, e.err} }
+func (e markedError) Error() string   { return e.err.Error() }
+func (e markedError) Unwrap() []error { return []error{e.mark, e.err} }
+
+// ErrInvalidConfig is returned when libvirt refuses a domain's definition
+// itself: malformed or invalid XML, a configuration the hypervisor does not
+// support. Defining or starting the same XML again fails the same way.
+var ErrInvalidConfig = errors.New("invalid domain configuration")
+
+// invalidConfigCodes are libvirt's errors about the definition rather than
+// the host or the moment.
+var invalidConfigCodes = map[libvirt.ErrorNumber]bool{
+	libvirt.ERR_XML_ERROR:          true,
+	libvirt.ERR_XML_DETAIL:         true,
+	libvirt.ERR_XML_INVALID_SCHEMA: true,
+	libvirt.ERR_CONFIG_UNSUPPORTED: true,
+	libvirt.ERR_INVALID_ARG:        true,
+	libvirt.ERR_NO_OS:              true,
+	libvirt.ERR_NO_SOURCE:          true,
+	libvirt.ERR_NO_TARGET:          true,
+	libvirt.ERR_NO_NAME:            true,
+	libvirt.ERR_INVALID_MAC:        true,
+}
+
+// invalidConfig marks libvirt's errors about the definition as
+// ErrInvalidConfig; other errors pass unchanged.
+func invalidConfig(err error) error {
+	var lerr libvirt.Error
+	if errors.As(err, &lerr) && invalidConfigCodes[lerr.Code] {
+		return markedError{err, ErrInvalidConfig}
+	}
+	return err
+}
 
 func (c *Conn) lookup(name string) (*libvirt.Domain, error) {
 	d, err := c.conn.LookupDomainByName(name)
@@ -232,14 +263,18 @@ func (c *Conn) do(name, what string, op func(*libvirt.Domain) error) error {
 func (c *Conn) Define(xml string) error {
 	d, err := c.conn.DomainDefineXML(xml)
 	if err != nil {
-		return fmt.Errorf("define domain: %w", err)
+		return fmt.Errorf("define domain: %w", invalidConfig(err))
 	}
 	return d.Free()
 }
 
-// Start boots a defined, shut off domain.
+// Start boots a defined, shut off domain. libvirt checks parts of the
+// definition only now (e.g. a machine type or device QEMU lacks): those
+// errors are ErrInvalidConfig as Define's are.
 func (c *Conn) Start(name string) error {
-	return c.do(name, "start", (*libvirt.Domain).Create)
+	return c.do(name, "start", func(d *libvirt.Domain) error {
+		return invalidConfig(d.Create())
+	})
 }
 
 // Shutdown presses the domain's ACPI power button.
@@ -314,6 +349,12 @@ func (c *Conn) Domain(name string) (*libvirtxml.Domain, error) {
 		return dom.Unmarshal(x)
 	})
 	return &dom, err
+}
+
+// IsInvalidConfig reports whether err says libvirt refused the domain's
+// definition: asking again with the same XML cannot succeed.
+func IsInvalidConfig(err error) bool {
+	return errors.Is(err, ErrInvalidConfig)
 }
 
 // IsNotFound reports whether err says the domain does not exist.

@@ -99,3 +99,35 @@ func TestNotFound(t *testing.T) {
 		t.Errorf("notFound(ERR_OPERATION_INVALID) = %v", got)
 	}
 }
+
+// libvirt's errors about the definition are ErrInvalidConfig, keeping
+// libvirt's text; errors of the host or the moment are not.
+func TestInvalidConfig(t *testing.T) {
+	for _, code := range []libvirt.ErrorNumber{libvirt.ERR_XML_ERROR, libvirt.ERR_CONFIG_UNSUPPORTED, libvirt.ERR_INVALID_ARG, libvirt.ERR_XML_DETAIL} {
+		lerr := libvirt.Error{Code: code, Message: "bad"}
+		err := fmt.Errorf("define domain: %w", invalidConfig(lerr))
+		if !IsInvalidConfig(err) || !errors.Is(err, lerr) || IsNotFound(err) || err.Error() != "define domain: "+lerr.Error() {
+			t.Errorf("invalidConfig(%d) = %v", code, err)
+		}
+	}
+	for _, code := range []libvirt.ErrorNumber{libvirt.ERR_INTERNAL_ERROR, libvirt.ERR_OPERATION_FAILED, libvirt.ERR_SYSTEM_ERROR, libvirt.ERR_NO_DOMAIN} {
+		lerr := libvirt.Error{Code: code, Message: "transient"}
+		if got := invalidConfig(lerr); IsInvalidConfig(got) || got != error(lerr) {
+			t.Errorf("invalidConfig(%d) = %v, want it unchanged", code, got)
+		}
+	}
+}
+
+// The test driver refuses malformed XML the way QEMU's does.
+func TestDefineInvalidXML(t *testing.T) {
+	c, err := Open("test:///default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, xml := range []string{"<domain", `<domain type="test"><name>x</name><memory>a lot</memory></domain>`} {
+		if err := c.Define(xml); !IsInvalidConfig(err) {
+			t.Errorf("Define(%q) = %v, want ErrInvalidConfig", xml, err)
+		}
+	}
+}

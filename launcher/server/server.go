@@ -102,8 +102,13 @@ func (s *Server) Info(context.Context, *apiv1.InfoRequest) (*apiv1.InfoResponse,
 	return s.cfg.Info, nil
 }
 
-// Sync defines the domain if missing and starts it if stopped.
+// Sync defines the domain if missing and starts it if stopped. Its errors
+// follow the contract (apiv1.SyncErrorIsPermanent): InvalidArgument and
+// FailedPrecondition when the VMI can never run here, Internal when libvirt
+// failed and a later Sync may succeed. A domain that runs is a success,
+// whatever else failed on the way.
 func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncResponse, error) {
+	logger := klog.FromContext(ctx)
 	vmi := &virtv1.VirtualMachineInstance{}
 	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
@@ -127,7 +132,7 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	st, err := s.conn.Status(s.name)
 	if hypervisor.IsNotFound(err) {
 		if err := s.define(vmi); err != nil {
-			return nil, status.Errorf(codes.Internal, "%v", err)
+			return nil, err
 		}
 		st, err = s.conn.Status(s.name)
 	}
@@ -138,24 +143,53 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 		if s.started {
 			return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.name)
 		}
-		klog.FromContext(ctx).Info("Starting domain", "domain", s.name)
+		logger.Info("Starting domain", "domain", s.name)
 		if err := s.conn.Start(s.name); err != nil {
-			return nil, status.Errorf(codes.Internal, "%v", err)
+			// The start may have got far enough: a domain that runs is
+			// what was asked for.
+			if now, serr := s.conn.Status(s.name); serr != nil || !live(now.State) {
+				return nil, startError(err)
+			}
+			logger.Error(err, "Starting the domain failed, but it runs", "domain", s.name)
 		}
 		s.started = true
 		s.changed = time.Now()
 	}
 	if err := s.readInterfaces(vmi); err != nil {
-		return nil, status.Errorf(codes.Internal, "%v", err)
+		// The guest runs: failing the Sync now would only have the node
+		// give up on it. The interfaces stay as last read (none at first:
+		// the node then reports no MAC addresses).
+		logger.Error(err, "Reading the domain's interfaces failed; answering without them", "domain", s.name)
 	}
 	return &apiv1.SyncResponse{Domain: s.snapshotLocked()}, nil
 }
 
-// define prepares the volumes' files and defines the domain.
+// live reports whether a domain in libvirt's state has a running QEMU.
+func live(state string) bool {
+	switch state {
+	case "running", "blocked", "paused", "shutdown", "pmsuspended":
+		return true
+	}
+	return false
+}
+
+// startError is Sync's answer to a failed start: InvalidArgument when
+// libvirt refused the definition, Internal (retryable) otherwise.
+func startError(err error) error {
+	if hypervisor.IsInvalidConfig(err) {
+		return status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	return status.Errorf(codes.Internal, "%v", err)
+}
+
+// define prepares the volumes' files and defines the domain. Its errors are
+// Sync's answers: FailedPrecondition when a volume's file cannot be made
+// ready, InvalidArgument when the VMI cannot be converted or libvirt refuses
+// the definition, Internal when libvirt failed otherwise.
 func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
 	disks, err := disk.Prepare(vmi, s.cfg.Disks)
 	if err != nil {
-		return fmt.Errorf("prepare volumes: %w", err)
+		return status.Errorf(codes.FailedPrecondition, "prepare volumes: %v", err)
 	}
 	host := s.cfg.Host
 	host.Type = s.cfg.Info.GetDomainType()
@@ -169,13 +203,16 @@ func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
 	}
 	d, err := domain.Convert(vmi, host)
 	if err != nil {
-		return fmt.Errorf("convert VMI to domain: %w", err)
+		return status.Errorf(codes.InvalidArgument, "convert VMI to domain: %v", err)
 	}
 	xml, err := d.Marshal()
 	if err != nil {
-		return fmt.Errorf("marshal domain %s: %w", s.name, err)
+		return status.Errorf(codes.InvalidArgument, "marshal domain %s: %v", s.name, err)
 	}
-	return s.conn.Define(xml)
+	if err := s.conn.Define(xml); err != nil {
+		return startError(err)
+	}
+	return nil
 }
 
 // readInterfaces learns the NICs' MAC addresses libvirt chose.

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -341,5 +343,75 @@ func TestInfo(t *testing.T) {
 	}
 	if info.DomainType != domain.TypeTest || info.LauncherVersion != "test" {
 		t.Errorf("Info = %v", info)
+	}
+}
+
+// Sync's errors say whether asking again can help (apiv1.SyncErrorIsPermanent):
+// a VMI that cannot be turned into a domain, or whose files are missing,
+// never runs here.
+func TestSyncErrorsArePermanentOrRetryable(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*virtv1.VirtualMachineInstance)
+		want   codes.Code
+	}{
+		{"not convertible: bridge binding", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
+		}, codes.InvalidArgument},
+		{"container disk file missing", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "img"}}})
+			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "root"})
+		}, codes.FailedPrecondition},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			tt.mutate(f.vmi)
+			_, err := f.sync(t)
+			if status.Code(err) != tt.want || !apiv1.SyncErrorIsPermanent(err) {
+				t.Fatalf("Sync: %v, want %s (permanent)", err, tt.want)
+			}
+			if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_ABSENT || f.srv.Started() {
+				t.Errorf("after a refused Sync the domain is %v, want ABSENT", d)
+			}
+		})
+	}
+}
+
+// libvirt refusing the definition is permanent, any other libvirt failure
+// retryable.
+func TestStartErrorCodes(t *testing.T) {
+	tests := []struct {
+		err  error
+		want codes.Code
+	}{
+		{fmt.Errorf("define domain: %w", hypervisor.ErrInvalidConfig), codes.InvalidArgument},
+		{errors.New("start domain d: internal error: qemu unexpectedly closed the monitor"), codes.Internal},
+	}
+	for _, tt := range tests {
+		err := startError(tt.err)
+		if status.Code(err) != tt.want || apiv1.SyncErrorIsPermanent(err) != (tt.want == codes.InvalidArgument) {
+			t.Errorf("startError(%v) = %v, want %s", tt.err, err, tt.want)
+		}
+		if !strings.Contains(err.Error(), tt.err.Error()) {
+			t.Errorf("startError(%v) = %v: lost libvirt's message", tt.err, err)
+		}
+	}
+}
+
+// A Sync that finds the domain running succeeds, even with a VMI that could
+// not be defined any more (files gone, spec unconvertible): the guest runs.
+func TestSyncOfRunningDomainSucceeds(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.sync(t); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(f.dir, "disks")); err != nil {
+		t.Fatal(err)
+	}
+	f.vmi.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
+	d, err := f.sync(t)
+	if err != nil || d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING {
+		t.Fatalf("Sync of a running domain = %v, %v; want it RUNNING without error", d, err)
 	}
 }
