@@ -40,10 +40,14 @@ type Server struct {
 	ln     net.Listener
 	socket string
 
-	mu         sync.Mutex
-	domain     *apiv1.Domain
-	watchers   map[chan *apiv1.DomainEvent]struct{}
-	syncErr    error
+	mu       sync.Mutex
+	domain   *apiv1.Domain
+	watchers map[chan *apiv1.DomainEvent]struct{}
+	syncErr  error
+	// syncScript answers the next Sync calls, first to last; afterStart
+	// answers them after starting the domain.
+	syncScript []error
+	afterStart error
 	onShutdown func(grace int64)
 	calls      Calls
 	info       *apiv1.InfoResponse
@@ -100,6 +104,24 @@ func (s *Server) FailSync(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.syncErr = err
+}
+
+// ScriptSync makes the next Sync calls answer errs in order, one each
+// (nil: succeed as usual), before FailSync's error applies again: e.g. a
+// launcher whose libvirt fails twice and then starts the domain.
+func (s *Server) ScriptSync(errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncScript = append(s.syncScript, errs...)
+}
+
+// FailSyncAfterStart makes Sync define and start the domain as usual and
+// then answer err (nil: succeed again): a launcher that failed after the
+// guest started, or whose answer was lost.
+func (s *Server) FailSyncAfterStart(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.afterStart = err
 }
 
 // OnShutdown runs f, without the lock, after each Shutdown call; f may
@@ -211,11 +233,15 @@ func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncRes
 	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
 	}
+	syncErr := s.syncErr
+	if len(s.syncScript) > 0 {
+		syncErr, s.syncScript = s.syncScript[0], s.syncScript[1:]
+	}
 	switch {
 	case string(vmi.UID) != s.ref.Uid:
 		return nil, status.Errorf(codes.InvalidArgument, "VMI uid %s is not this launcher's %s", vmi.UID, s.ref.Uid)
-	case s.syncErr != nil:
-		return nil, s.syncErr
+	case syncErr != nil:
+		return nil, syncErr
 	case s.domain.StopReason != apiv1.StopReason_STOP_REASON_UNSPECIFIED:
 		return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.domain.Name)
 	case s.domain.ShutdownRequested:
@@ -232,6 +258,9 @@ func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncRes
 		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_DEFINED, "added")
 		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_RUNNING, "booted"
 		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_STARTED, "booted")
+	}
+	if s.afterStart != nil {
+		return nil, s.afterStart
 	}
 	return &apiv1.SyncResponse{Domain: proto.Clone(s.domain).(*apiv1.Domain)}, nil
 }

@@ -256,6 +256,22 @@ func (l *Launcher) Sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance)
 	return resp.GetDomain(), nil
 }
 
+// GetDomain asks the launcher for its domain as it is now, records it as
+// Observe does and returns it: the watch may lag behind a call that just
+// failed.
+func (l *Launcher) GetDomain(ctx context.Context) (*apiv1.Domain, error) {
+	var resp *apiv1.GetDomainResponse
+	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) (err error) {
+		resp, err = l.client.GetDomain(ctx, &apiv1.GetDomainRequest{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get domain: %w", err)
+	}
+	l.Observe(resp.GetDomain())
+	return resp.GetDomain(), nil
+}
+
 // Shutdown asks the launcher to shut the domain down within grace seconds.
 func (l *Launcher) Shutdown(ctx context.Context, grace int64) error {
 	err := l.call(ctx, l.cfg.CallTimeout, func(ctx context.Context) error {

@@ -36,6 +36,7 @@ const (
 	ReasonShuttingDown        = "ShuttingDown"
 	ReasonStopped             = "Stopped"
 	ReasonSyncFailed          = "SyncFailed"
+	ReasonSyncRetrying        = "SyncRetrying"
 	ReasonLauncherUnreachable = "LauncherUnreachable"
 	ReasonShutdownUnconfirmed = "ShutdownUnconfirmed"
 )

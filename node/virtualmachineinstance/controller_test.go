@@ -140,40 +140,92 @@ func TestDomainEvents(t *testing.T) {
 	}
 }
 
+// A permanent Sync error before any domain started fails the VMI, once.
 func TestSyncRefused(t *testing.T) {
-	vmi := scheduledVMI("vm")
-	pod := launcherPodOf(vmi)
-	f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
-	launcher := f.launcher(vmi, pod)
-	launcher.FailSync(status.Error(codes.Internal, "unsupported configuration: no such machine type"))
-	f.start()
+	for _, err := range []error{
+		status.Error(codes.InvalidArgument, "define domain: XML error: invalid value for attribute 'bus'"),
+		status.Error(codes.FailedPrecondition, `prepare volumes: volume "root": disk image: no such file`),
+	} {
+		t.Run(status.Code(err).String(), func(t *testing.T) {
+			vmi := scheduledVMI("vm")
+			pod := launcherPodOf(vmi)
+			f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
+			launcher := f.launcher(vmi, pod)
+			launcher.FailSync(err)
+			f.start()
 
-	got := f.waitVMI("vm", "Failed/SyncFailed", phaseIs(virtv1.Failed, virtv1.ReasonSyncFailed))
-	if c := condition(got, virtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse || c.Reason != virtv1.ReasonSyncFailed {
-		t.Errorf("Ready = %+v, want False/SyncFailed", c)
-	}
-	if !f.hasEvent(ReasonSyncFailed) {
-		t.Errorf("no %s event; events: %v", ReasonSyncFailed, f.eventList())
-	}
-	f.settled()
-	if c := launcher.Calls(); c.Sync != 1 {
-		t.Errorf("Sync calls = %d, want 1: a refused VMI is not retried", c.Sync)
+			got := f.waitVMI("vm", "Failed/SyncFailed", phaseIs(virtv1.Failed, virtv1.ReasonSyncFailed))
+			if c := condition(got, virtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse || c.Reason != virtv1.ReasonSyncFailed {
+				t.Errorf("Ready = %+v, want False/SyncFailed", c)
+			}
+			if !f.hasEvent(ReasonSyncFailed) {
+				t.Errorf("no %s event; events: %v", ReasonSyncFailed, f.eventList())
+			}
+			f.settled()
+			if c := launcher.Calls(); c.Sync != 1 {
+				t.Errorf("Sync calls = %d, want 1: a refused VMI is not retried", c.Sync)
+			}
+		})
 	}
 }
 
-func TestSyncUnavailableIsRetried(t *testing.T) {
-	vmi := scheduledVMI("vm")
-	pod := launcherPodOf(vmi)
-	f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
-	launcher := f.launcher(vmi, pod)
-	launcher.FailSync(status.Error(codes.DeadlineExceeded, "libvirt busy"))
-	f.start()
-	f.waitFor("a failed Sync", func() bool { return launcher.Calls().Sync >= 1 })
-	if v := f.vmi("vm"); v.Status.Phase != virtv1.Scheduled {
-		t.Fatalf("phase after a transient Sync failure = %s, want Scheduled", v.Status.Phase)
+// A retryable Sync error (Internal included: libvirt failed, the spec may
+// be fine) is retried with back-off and never fails the VMI: once the
+// launcher manages, the VMI runs.
+func TestSyncRetryableErrorIsRetried(t *testing.T) {
+	for _, code := range []codes.Code{codes.Internal, codes.DeadlineExceeded, codes.Aborted} {
+		t.Run(code.String(), func(t *testing.T) {
+			vmi := scheduledVMI("vm")
+			pod := launcherPodOf(vmi)
+			f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
+			launcher := f.launcher(vmi, pod)
+			launcher.ScriptSync(status.Error(code, "start domain: internal error: qemu unexpectedly closed the monitor"),
+				status.Error(code, "start domain: internal error: qemu unexpectedly closed the monitor"))
+			f.start()
+
+			f.waitVMI("vm", "Running after the retries", isRunning)
+			f.settled()
+			if c := launcher.Calls(); c.Sync != 3 {
+				t.Errorf("Sync calls = %d, want 3: two failures, then the success", c.Sync)
+			}
+			if n := f.statusWrites.Load(); n != 1 {
+				t.Errorf("status writes = %d, want 1 (Running): the failures wrote nothing", n)
+			}
+			if f.hasEvent(ReasonSyncFailed) || !f.hasEvent(ReasonSyncRetrying) {
+				t.Errorf("want %s events and no %s; events: %v", ReasonSyncRetrying, ReasonSyncFailed, f.eventList())
+			}
+		})
 	}
-	launcher.FailSync(nil)
-	f.waitVMI("vm", "Running after the retry", isRunning)
+}
+
+// A Sync that fails after the domain started, whatever its code, leaves
+// the guest running: the VMI goes Running and is not asked to start again.
+func TestSyncFailingAfterStartKeepsGuest(t *testing.T) {
+	for _, code := range []codes.Code{codes.Internal, codes.InvalidArgument, codes.FailedPrecondition, codes.DeadlineExceeded} {
+		t.Run(code.String(), func(t *testing.T) {
+			vmi := scheduledVMI("vm")
+			pod := launcherPodOf(vmi)
+			f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
+			launcher := f.launcher(vmi, pod)
+			launcher.FailSyncAfterStart(status.Error(code, "read interfaces: transient libvirt error"))
+			f.start()
+
+			f.waitVMI("vm", "Running", isRunning)
+			f.settled()
+			if v := f.vmi("vm"); !isRunning(v) {
+				t.Fatalf("VMI after a failed Sync of a started domain: %s, want Running", describe(v))
+			}
+			if f.hasEvent(ReasonSyncFailed) {
+				t.Errorf("%s event for a running guest; events: %v", ReasonSyncFailed, f.eventList())
+			}
+			if c := launcher.Calls(); c.Sync != 1 {
+				t.Errorf("Sync calls = %d, want 1: a started domain is not synced again", c.Sync)
+			}
+			if n := f.statusWrites.Load(); n != 1 {
+				t.Errorf("status writes = %d, want 1 (Running)", n)
+			}
+		})
+	}
 }
 
 func TestLauncherGone(t *testing.T) {

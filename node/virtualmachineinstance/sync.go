@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,19 +176,10 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 			return c.finish(ctx, vmi, &end)
 		}
 		var err error
-		d, err = obs.launcher.Sync(ctx, vmi)
-		switch status.Code(err) {
-		case codes.OK:
-		case codes.Internal, codes.InvalidArgument, codes.Unimplemented:
-			c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonSyncFailed, "The launcher refused the guest: %v", err)
-			end := vmistatus.SyncFailed(err)
-			return c.finish(ctx, vmi, &end)
-		case codes.FailedPrecondition:
-			// Ran and stopped, or shutting down: the end arrives by watch.
-			klog.FromContext(ctx).V(2).Info("Launcher declined Sync", "err", err)
-			return nil
-		default:
-			return err
+		if d, err = obs.launcher.Sync(ctx, vmi); err != nil {
+			if d, err = c.syncFailed(ctx, vmi, obs, err); d == nil {
+				return err
+			}
 		}
 		if monitor.Ended(d) {
 			end := vmistatus.EndOfDomain(d)
@@ -204,6 +193,37 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 	}
 	c.recordRunning(vmi, written)
 	return nil
+}
+
+// syncFailed decides about a VMI whose Sync failed with syncErr. A domain
+// that started despite the error (the launcher failed after the start, or
+// its answer was lost) is returned, to go on with: a guest that runs is
+// never failed because a call failed. Otherwise a permanent error
+// (apiv1.SyncErrorIsPermanent) fails the VMI, and any other is returned for
+// the workqueue to retry with back-off.
+func (c *Controller) syncFailed(ctx context.Context, vmi *virtv1.VirtualMachineInstance, obs *observation, syncErr error) (*apiv1.Domain, error) {
+	logger := klog.FromContext(ctx)
+	// The watch may not have caught up with the Sync: ask.
+	d, err := obs.launcher.GetDomain(ctx)
+	if err != nil {
+		d = obs.launcher.State().Domain
+	}
+	if d != nil && started(d) {
+		logger.Info("Sync failed but the domain has started; going on with it", "err", syncErr, "state", d.GetState())
+		return d, nil
+	}
+	if err != nil {
+		// Whether a guest runs is unknown: failing the VMI could kill one.
+		c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonSyncRetrying, "Sync failed and the domain is unknown (%v), will retry: %v", err, syncErr)
+		return nil, fmt.Errorf("sync failed and the domain is unknown (%v), retrying: %w", err, syncErr)
+	}
+	if apiv1.SyncErrorIsPermanent(syncErr) {
+		c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonSyncFailed, "The launcher refused the guest: %v", syncErr)
+		end := vmistatus.SyncFailed(syncErr)
+		return nil, c.finish(ctx, vmi, &end)
+	}
+	c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonSyncRetrying, "Starting the guest failed, will retry: %v", syncErr)
+	return nil, fmt.Errorf("sync failed, retrying: %w", syncErr)
 }
 
 func (c *Controller) recordRunning(old, vmi *virtv1.VirtualMachineInstance) {
