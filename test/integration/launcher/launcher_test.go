@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -122,6 +124,27 @@ func TestInfoReportsSoftwareEmulation(t *testing.T) {
 	d, err := l.client.GetDomain(t.Context(), &apiv1.GetDomainRequest{})
 	if err != nil || d.Domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT {
 		t.Errorf("GetDomain before Sync = %v, %v; want ABSENT: the launcher must wait for Sync", d, err)
+	}
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	if code := l.waitExit(exitTimeout); code != apiv1.ExitGuestShutdown {
+		t.Errorf("launcher without a guest exited %d on SIGTERM, want %d", code, apiv1.ExitGuestShutdown)
+	}
+}
+
+// A machine type QEMU lacks is refused by libvirt as an unsupported
+// configuration: Sync answers a permanent code, no domain is defined, and
+// the launcher waits on (a Sync with a fixed VMI would do).
+func TestSyncOfUnsupportedMachineIsPermanent(t *testing.T) {
+	vmi := guestVMI("badmachine", 30)
+	vmi.Spec.Domain.Machine = &virtv1.Machine{Type: "no-such-machine"}
+	l := startLauncher(t, vmi)
+	_, err := l.sync(t.Context())
+	if status.Code(err) != codes.InvalidArgument || !apiv1.SyncErrorIsPermanent(err) {
+		t.Fatalf("Sync of an unknown machine type = %v, want InvalidArgument (permanent)", err)
+	}
+	d, err := l.client.GetDomain(t.Context(), &apiv1.GetDomainRequest{})
+	if err != nil || d.Domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT {
+		t.Errorf("GetDomain after the refused Sync = %v, %v; want ABSENT", d, err)
 	}
 	l.cmd.Process.Signal(syscall.SIGTERM)
 	if code := l.waitExit(exitTimeout); code != apiv1.ExitGuestShutdown {
