@@ -168,6 +168,10 @@ func validateResources(r *virtualization.ResourceRequirements, fldPath *field.Pa
 	return allErrs
 }
 
+// maxKernelArgsBytes is the longest kernel command line of any
+// architecture's guest kernel (COMMAND_LINE_SIZE).
+const maxKernelArgsBytes = 4096
+
 func validateFirmware(fw *virtualization.Firmware, fldPath *field.Path) field.ErrorList {
 	if fw == nil {
 		return nil
@@ -183,6 +187,11 @@ func validateFirmware(fw *virtualization.Firmware, fldPath *field.Path) field.Er
 	}
 	if kb := fw.KernelBoot; kb != nil {
 		kbPath := fldPath.Child("kernelBoot")
+		// Guest kernels cut their command line far below this; without a
+		// bound a few MiB of arguments reach etcd and fail there as a 500.
+		if len(kb.KernelArgs) > maxKernelArgsBytes {
+			allErrs = append(allErrs, field.TooLong(kbPath.Child("kernelArgs"), "", maxKernelArgsBytes))
+		}
 		if kb.Container == nil {
 			allErrs = append(allErrs, field.Required(kbPath.Child("container"), "kernel boot needs the image the kernel and initrd are taken from"))
 		} else {

@@ -83,6 +83,9 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		{name: "kernel boot relative path", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Firmware.KernelBoot.Container.KernelPath = "boot/vmlinuz"
 		}, wantPaths: []string{"spec.domain.firmware.kernelBoot.container.kernelPath"}},
+		{name: "kernel args longer than any kernel takes", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware.KernelBoot.KernelArgs = strings.Repeat("a", 4097)
+		}, wantPaths: []string{"spec.domain.firmware.kernelBoot.kernelArgs"}},
 		{name: "disk without volume", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtualization.Disk{Name: "data",
 				DiskDevice: virtualization.DiskDevice{Disk: &virtualization.DiskTarget{Bus: "virtio"}}})
