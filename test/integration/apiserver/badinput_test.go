@@ -1,0 +1,611 @@
+package apiserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	vmiPath = "/apis/virtualization.kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
+	// target is the VMI the PUT and PATCH cases aim at.
+	target = "target"
+
+	jsonType     = "application/json"
+	yamlType     = "application/yaml"
+	protobufType = "application/vnd.kubernetes.protobuf"
+	mergeType    = "application/merge-patch+json"
+	strategicTyp = "application/strategic-merge-patch+json"
+	jsonPatchTyp = "application/json-patch+json"
+	applyType    = "application/apply-patch+yaml"
+)
+
+// badInput is one request a careless or hostile client sends.
+type badInput struct {
+	name        string
+	method      string
+	sub         string // after the collection's path: "", "/target" or "/target/status"
+	contentType string
+	query       string
+	// body makes the body; cur is the target as the server holds it now
+	// (nil for POST), so a PUT can carry its resourceVersion.
+	body func(cur map[string]any) []byte
+}
+
+// TestBadInputNeverFailsTheServer: random and malformed VMI bodies - the
+// fuzzer's corpus and beyond: deep nesting, huge strings, bodies at and
+// past the 3 MiB limit, invalid UTF-8, duplicate keys, numbers out of range,
+// garbage protobuf - posted, put and patched through the real server. Every
+// one is taken (2xx) or refused as the client's fault (400, 413, 415, 422;
+// 409 where a write races resourceVersion); none is a 5xx, and the server
+// neither panics nor counts a 5xx in its metrics.
+func TestBadInputNeverFailsTheServer(t *testing.T) {
+	var mu sync.Mutex
+	var panics []string
+	saved := utilruntime.PanicHandlers
+	utilruntime.PanicHandlers = append(slices.Clone(saved), func(_ context.Context, r any) {
+		mu.Lock()
+		defer mu.Unlock()
+		panics = append(panics, fmt.Sprint(r))
+	})
+	t.Cleanup(func() { utilruntime.PanicHandlers = saved })
+
+	s, client := start(t)
+	if _, err := client.VirtualizationV1().VirtualMachineInstances(ns).Create(t.Context(), fullVMI(target), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(s.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.Timeout = 60 * time.Second
+	before := serverErrorCount(t, hc, s.ClientConfig.Host)
+
+	cases := slices.Concat(corpusInputs(t), nastyInputs(), randomInputs(rand.New(rand.NewPCG(1, 2)), 300))
+	statuses := map[int]int{}
+	var unexpected, known []string
+	known5xx := 0
+	began := time.Now()
+	for _, c := range cases {
+		sent := time.Now()
+		code, answer, body, err := send(t.Context(), hc, s.ClientConfig.Host, c)
+		if d := time.Since(sent); d > 2*time.Second {
+			t.Logf("%s took %v", c.name, d.Round(time.Millisecond))
+		}
+		what := fmt.Sprintf("%s: %s %s (%s)", c.name, c.method, c.sub, c.contentType)
+		switch {
+		case err != nil && knownUpstreamReset(c, err):
+			known = append(known, fmt.Sprintf("%s: %v; body %s", what, err, truncate(body)))
+		case err != nil:
+			unexpected = append(unexpected, fmt.Sprintf("%s: %v; body %s", what, err, truncate(body)))
+		case knownUpstream5xx(c, code, answer):
+			statuses[code]++
+			known5xx++
+			known = append(known, fmt.Sprintf("%s -> %d %s", what, code, truncate(answer)))
+		default:
+			statuses[code]++
+			if !acceptable(c, code) {
+				unexpected = append(unexpected, fmt.Sprintf("%s -> %d %s; body %s", what, code, truncate(answer), truncate(body)))
+			}
+		}
+	}
+	t.Logf("%d requests in %v; statuses %v", len(cases), time.Since(began).Round(time.Millisecond), statuses)
+	for _, k := range known {
+		t.Logf("known upstream failure: %s", k)
+	}
+	for _, u := range unexpected {
+		t.Errorf("unexpected answer: %s", u)
+	}
+	if after := serverErrorCount(t, hc, s.ClientConfig.Host); after-before != float64(known5xx) {
+		t.Errorf("apiserver_request_total counts %v 5xx answers, want only the %d known ones", after-before, known5xx)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	resets := 0
+	for _, k := range known {
+		if strings.Contains(k, "INTERNAL_ERROR") {
+			resets++
+		}
+	}
+	knownPanics := 0
+	for _, p := range panics {
+		if knownUpstreamPanic(p) {
+			knownPanics++
+			continue
+		}
+		t.Errorf("the server panicked: %s", truncate([]byte(p)))
+	}
+	if resets > knownPanics {
+		t.Errorf("%d streams reset but only %d known panics", resets, knownPanics)
+	}
+}
+
+// Failures of k8s.io/apiserver and k8s.io/apimachinery themselves, not of
+// this server's code: each is pinned to its request and its message so
+// anything else still fails the test.
+//
+//   - server-side apply answers 500 when the applied object does not fit the
+//     schema ("failed to create typed patch object": the handler returns
+//     the structured-merge-diff error unwrapped);
+//   - strategicpatch panics on a $setElementOrder list holding objects
+//     (partitionPrimitivesByPresentInList hashes them), and evanphx/json-patch
+//     v4 on a replace of the root without a value; the handler's finisher
+//     re-panics and the client sees its HTTP/2 stream reset.
+func knownUpstream5xx(c badInput, code int, answer []byte) bool {
+	return code == http.StatusInternalServerError && c.contentType == applyType &&
+		bytes.Contains(answer, []byte("failed to create typed patch object"))
+}
+
+func knownUpstreamReset(c badInput, err error) bool {
+	return c.method == http.MethodPatch && (c.contentType == strategicTyp || c.contentType == jsonPatchTyp) &&
+		strings.Contains(err.Error(), "INTERNAL_ERROR")
+}
+
+func knownUpstreamPanic(stack string) bool {
+	return strings.Contains(stack, "k8s.io/apimachinery/pkg/util/strategicpatch.partitionPrimitivesByPresentInList") ||
+		strings.Contains(stack, "evanphx/json-patch%2ev4.Patch.replace")
+}
+
+func acceptable(c badInput, code int) bool {
+	switch {
+	case code >= 200 && code < 300:
+		return true
+	case code == http.StatusBadRequest, code == http.StatusRequestEntityTooLarge,
+		code == http.StatusUnsupportedMediaType, code == http.StatusUnprocessableEntity:
+		return true
+	case code == http.StatusConflict:
+		// A PUT or patch whose resourceVersion the mutation changed.
+		return c.method != http.MethodPost
+	}
+	return false
+}
+
+func send(ctx context.Context, hc *http.Client, host string, c badInput) (int, []byte, []byte, error) {
+	var cur map[string]any
+	if c.method != http.MethodPost {
+		resp, err := hc.Get(host + vmiPath + "/" + target)
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("get the target: %w", err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return 0, nil, nil, fmt.Errorf("get the target: %d %v %s", resp.StatusCode, err, truncate(data))
+		}
+		cur = decodeMap(data)
+	}
+	body := c.body(cur)
+	url := host + vmiPath + c.sub
+	if c.query != "" {
+		url += "?" + c.query
+	}
+	req, err := http.NewRequestWithContext(ctx, c.method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, body, err
+	}
+	if c.contentType != "" {
+		req.Header.Set("Content-Type", c.contentType)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, body, err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, answer, body, nil
+}
+
+// serverErrorCount sums apiserver_request_total over the 5xx codes.
+func serverErrorCount(t *testing.T, hc *http.Client, host string) float64 {
+	t.Helper()
+	resp, err := hc.Get(host + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s", resp.Status)
+	}
+	var sum float64
+	seen := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		seen = true
+		if !strings.Contains(line, `code="5`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("/metrics: %q: %v", line, err)
+		}
+		sum += v
+	}
+	if !seen {
+		t.Fatal("/metrics has no apiserver_request_total")
+	}
+	return sum
+}
+
+func truncate(b []byte) string {
+	const n = 300
+	if len(b) > n {
+		return fmt.Sprintf("%q... (%d bytes)", b[:n], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func fixed(b []byte) func(map[string]any) []byte { return func(map[string]any) []byte { return b } }
+
+func post(name, contentType string, body []byte) badInput {
+	return badInput{name: name, method: http.MethodPost, contentType: contentType, body: fixed(body)}
+}
+
+// vmiMap is a valid VMI, named, as maps.
+func vmiMap(name string) map[string]any {
+	m := toMap(fullVMI(name))
+	m["apiVersion"], m["kind"] = "virtualization.kubevirt.io/v1", "VirtualMachineInstance"
+	delete(m, "status")
+	return m
+}
+
+// with is a valid VMI with value set at the dotted path.
+func with(name, path string, value any) map[string]any {
+	m := vmiMap(name)
+	set(m, path, value)
+	return m
+}
+
+func set(m map[string]any, path string, value any) {
+	keys := strings.Split(path, ".")
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = value
+}
+
+// corpusInputs are the fuzzer's seeds, each as JSON-ish YAML to the VMI
+// collection (a VM among them is a wrong kind there) and converted to JSON.
+func corpusInputs(t *testing.T) []badInput {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "apis", "virtualization", "v1", "testdata", "kubevirt", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fuzz corpus: %v", err)
+	}
+	// Entries `go test -fuzz` saved, if any, are corpus too.
+	saved, _ := filepath.Glob(filepath.Join("..", "..", "..", "apis", "virtualization", "validation", "testdata", "fuzz", "*", "*"))
+	var cases []badInput
+	for _, f := range slices.Concat(files, saved) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(data), "go test fuzz v1\n") {
+			lit := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(string(data), "go test fuzz v1\n")), "[]byte("), ")")
+			s, err := strconv.Unquote(lit)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			data = []byte(s)
+		}
+		name := filepath.Base(f)
+		cases = append(cases, post("corpus "+name+" as YAML", yamlType, data), post("corpus "+name+" as JSON", jsonType, data))
+	}
+	return cases
+}
+
+// nastyInputs are the hand-written ones.
+func nastyInputs() []badInput {
+	valid := rawBody(vmiMap("valid"), false)
+	const limit = 3 << 20 // k8s.io/apiserver's MaxRequestBodyBytes
+	pad := func(name string, size int) []byte {
+		b := rawBody(vmiMap(name), false)
+		return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), size-len(b)), '}')...)
+	}
+	deep := func(open, close string, depth int) []byte {
+		b := []byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"deep"},"spec":{"domain":{"cpu":`)
+		b = append(b, strings.Repeat(open, depth)...)
+		b = append(b, "1"...)
+		b = append(b, strings.Repeat(close, depth)...)
+		return append(b, "}}}"...)
+	}
+	dup := func(name, query string) badInput {
+		b := bytes.Replace(rawBody(vmiMap(name), false), []byte(`"metadata":{`), []byte(`"metadata":{"name":"other-name",`), 1)
+		b = bytes.Replace(b, []byte(`"spec":{`), []byte(`"spec":{"hostname":"a","hostname":"b",`), 1)
+		c := post("duplicate keys "+query, jsonType, b)
+		c.query = query
+		return c
+	}
+	laughs := "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: laughs\n  annotations:\n    a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	for i := 1; i < 10; i++ {
+		p := fmt.Sprintf("*a%d", i-1)
+		laughs += fmt.Sprintf("    a%d: &a%d [%s,%s,%s,%s,%s,%s,%s,%s,%s]\n", i, i, p, p, p, p, p, p, p, p, p)
+	}
+	var yamlBlock strings.Builder
+	yamlBlock.WriteString("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: block\nspec:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&yamlBlock, "%sa:\n", strings.Repeat(" ", 2*(i+1)))
+	}
+	manyDisks := func(name string, n int) map[string]any {
+		m := vmiMap(name)
+		disks, vols := make([]any, n), make([]any, n)
+		for i := range n {
+			disks[i] = map[string]any{"name": fmt.Sprintf("d%d", i), "bootOrder": 1}
+			vols[i] = map[string]any{"name": fmt.Sprintf("d%d", i), "emptyDisk": map[string]any{"capacity": "1Gi"}}
+		}
+		set(m, "spec.domain.devices.disks", disks)
+		set(m, "spec.volumes", vols)
+		return m
+	}
+	manyLabels := vmiMap("many-labels")
+	labels := map[string]any{}
+	for i := range 20000 {
+		labels[fmt.Sprintf("l%d.example.com/k", i)] = "v"
+	}
+	set(manyLabels, "metadata.labels", labels)
+	garbagePB := make([]byte, 4096)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range garbagePB {
+		garbagePB[i] = byte(r.IntN(256))
+	}
+	huge := func(n int) string { return strings.Repeat("h", n) }
+
+	cases := []badInput{
+		post("valid", jsonType, valid),
+		post("empty", jsonType, nil),
+		post("null", jsonType, []byte("null")),
+		post("list", jsonType, []byte("[]")),
+		post("string", jsonType, []byte(`"vmi"`)),
+		post("number", jsonType, []byte("0")),
+		post("byte order mark", jsonType, append([]byte("\xef\xbb\xbf"), rawBody(vmiMap("bom"), false)...)),
+		post("two objects", jsonType, append(rawBody(vmiMap("two-a"), false), rawBody(vmiMap("two-b"), false)...)),
+		post("empty yaml", yamlType, nil),
+		post("yaml documents", yamlType, []byte("---\n"+string(rawBody(vmiMap("doc-a"), true))+"---\n"+string(rawBody(vmiMap("doc-b"), true)))),
+		post("deep json lists", jsonType, deep("[", "]", 100000)),
+		post("deep json objects", jsonType, deep(`{"a":`, "}", 100000)),
+		post("deep json at the top", jsonType, []byte(strings.Repeat("[", 1<<20))),
+		post("deep yaml flow", yamlType, deep("[", "]", 100000)),
+		post("deep yaml block", yamlType, []byte(yamlBlock.String())),
+		post("yaml billion laughs", yamlType, []byte(laughs)),
+		post("yaml tags", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: !!binary aGVsbG8=\nspec: !!python/object:os.system {}\n")),
+		post("yaml merge keys", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nx: &x {name: merge}\nmetadata:\n  <<: *x\n  <<: [*x, *x]\n")),
+		post("huge kernel args", jsonType, rawBody(with("huge-args", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false)),
+		post("huge user data", jsonType, rawBody(with("huge-userdata", "spec.volumes", []any{map[string]any{"name": "cloudinit",
+			"cloudInitNoCloud": map[string]any{"userData": huge(limit - 8192)}}}), false)),
+		post("huge name", jsonType, rawBody(vmiMap(huge(1<<20)), false)),
+		post("huge label", jsonType, rawBody(with("huge-label", "metadata.labels", map[string]any{"a": huge(1 << 20)}), false)),
+		post("huge annotation", jsonType, rawBody(with("huge-annotation", "metadata.annotations", map[string]any{"a": huge(2 << 20)}), false)),
+		post("annotation just under etcd's limit", jsonType, rawBody(with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false)),
+		post("huge image", yamlType, rawBody(with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true)),
+		post("body of exactly 3 MiB", jsonType, pad("exactly-3mib", limit)),
+		post("body of 3 MiB and a byte", jsonType, pad("over-3mib", limit+1)),
+		post("body of 10 MiB", jsonType, pad("ten-mib", 10<<20)),
+		post("3 MiB of whitespace", jsonType, bytes.Repeat([]byte(" "), limit)),
+		post("3 MiB yaml", yamlType, append(rawBody(vmiMap("yaml-3mib"), true), bytes.Repeat([]byte("# comment\n"), limit/10)...)),
+		post("random bytes", jsonType, garbagePB),
+		post("random bytes as yaml", yamlType, garbagePB),
+		post("invalid utf-8 name", jsonType, rawBody(vmiMap("bad"+badUTF8), false)),
+		post("invalid utf-8 kernel args", jsonType, rawBody(with("utf8-args", "spec.domain.firmware.kernelBoot.kernelArgs", badUTF8), false)),
+		post("invalid utf-8 key", jsonType, rawBody(with("utf8-key", "spec."+badUTF8, 1), false)),
+		post("invalid utf-8 label", yamlType, rawBody(with("utf8-label", "metadata.labels", map[string]any{badUTF8: badUTF8}), true)),
+		post("utf-16", "application/json; charset=utf-16", []byte("\xff\xfe{\x00}\x00")),
+		dup("duplicate keys", ""),
+		dup("duplicate keys strict", "fieldValidation=Strict"),
+		dup("duplicate keys warn", "fieldValidation=Warn"),
+		post("duplicate keys yaml", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: a\n  name: b\nspec: {}\nspec: {}\n")),
+		post("many disks all boot order 1", jsonType, rawBody(manyDisks("many-disks", 20000), false)),
+		post("too many disks for the limit", jsonType, rawBody(manyDisks("too-many-disks", 100000), false)),
+		post("many labels", jsonType, rawBody(manyLabels, false)),
+		post("xml", "application/xml", []byte("<vmi/>")),
+		post("no content type", "", rawBody(vmiMap("no-content-type"), false)),
+		post("unknown charset", "application/json; charset=bogus", rawBody(vmiMap("charset"), false)),
+		post("apply type on create", applyType, rawBody(vmiMap("apply-create"), false)),
+		post("protobuf garbage", protobufType, garbagePB),
+		post("protobuf magic then garbage", protobufType, append([]byte("k8s\x00"), garbagePB...)),
+		post("protobuf magic and a huge length", protobufType, []byte("k8s\x00\x0a\xff\xff\xff\xff\x0f\x0a")),
+		post("protobuf magic and nothing", protobufType, []byte("k8s\x00")),
+		post("protobuf json body", protobufType, rawBody(vmiMap("pb-json"), false)),
+		{name: "unknown field validation", method: http.MethodPost, contentType: jsonType, query: "fieldValidation=Bogus", body: fixed(rawBody(vmiMap("field-validation"), false))},
+		{name: "huge field manager", method: http.MethodPost, contentType: jsonType, query: "fieldManager=" + huge(200), body: fixed(rawBody(vmiMap("manager"), false))},
+		{name: "dry run garbage", method: http.MethodPost, contentType: jsonType, query: "dryRun=Maybe", body: fixed(rawBody(vmiMap("dry-run"), false))},
+		{name: "dry run of a huge object", method: http.MethodPost, contentType: jsonType, query: "dryRun=All",
+			body: fixed(rawBody(with("dry-huge", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false))},
+		post("wrong namespace", jsonType, rawBody(with("wrong-ns", "metadata.namespace", "other"), false)),
+		post("generate name only, huge", jsonType, rawBody(with("", "metadata.generateName", huge(300)), false)),
+		post("resource version on create", jsonType, rawBody(with("rv", "metadata.resourceVersion", "abc"), false)),
+		post("deletion timestamp on create", jsonType, rawBody(with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
+		post("garbage creation timestamp", jsonType, rawBody(with("created", "metadata.creationTimestamp", "yesterday"), false)),
+		post("garbage owner reference", jsonType, rawBody(with("owned", "metadata.ownerReferences", []any{map[string]any{"uid": badUTF8, "controller": "yes"}}), false)),
+		post("garbage managed fields", jsonType, rawBody(with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
+			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"k:{bad": map[string]any{}}}}}), false)),
+		post("status on create", jsonType, rawBody(with("status", "status", map[string]any{"phase": "Bogus", "conditions": nestedList(50)}), false)),
+	}
+	for _, n := range []struct{ path, value string }{
+		{"spec.domain.cpu.cores", "1e400"}, {"spec.domain.cpu.cores", "18446744073709551616"}, {"spec.domain.cpu.cores", "-1"},
+		{"spec.domain.cpu.cores", "1.5"}, {"spec.domain.cpu.sockets", "4294967296"}, {"spec.domain.cpu.threads", "4294967295"},
+		{"spec.terminationGracePeriodSeconds", "9223372036854775808"}, {"spec.terminationGracePeriodSeconds", "-9223372036854775808"},
+		{"spec.terminationGracePeriodSeconds", "9223372036854775807"},
+		{"spec.domain.memory.guest", `"1e1000"`}, {"spec.domain.memory.guest", `"9223372036854775807Ei"`},
+		{"spec.domain.memory.guest", `"-1"`}, {"spec.domain.memory.guest", `"0.000000001m"`}, {"spec.domain.memory.guest", "1e308"},
+		{"spec.domain.resources.requests.memory", `"99999999999999999999999999999999Ei"`},
+		{"spec.domain.resources.limits.memory", `"1e-1000"`},
+		{"spec.domain.memory.hugepages.pageSize", `"1e18"`},
+	} {
+		b := rawBody(with(fmt.Sprintf("num-%d", len(cases)), n.path, rawNumber(n.value)), false)
+		cases = append(cases, post("number "+n.path+"="+n.value, jsonType, b))
+	}
+	return append(cases, nastyWrites(limit)...)
+}
+
+func rawNumber(v string) any {
+	if s, err := strconv.Unquote(v); err == nil {
+		return s
+	}
+	return jsonNumber(v)
+}
+
+// nastyWrites are hand-written PUTs and patches of the target.
+func nastyWrites(limit int) []badInput {
+	put := func(name, sub string, edit func(m map[string]any)) badInput {
+		return badInput{name: name, method: http.MethodPut, sub: sub, contentType: jsonType, body: func(cur map[string]any) []byte {
+			m := deepCopy(cur).(map[string]any)
+			edit(m)
+			return rawBody(m, false)
+		}}
+	}
+	patch := func(name, contentType, query, body string) badInput {
+		return badInput{name: name, method: http.MethodPatch, sub: "/" + target, contentType: contentType, query: query, body: fixed([]byte(body))}
+	}
+	copyBomb := `[{"op":"add","path":"/metadata/annotations","value":{"a":"` + strings.Repeat("b", 1000) + `"}}`
+	for i := range 40 {
+		copyBomb += fmt.Sprintf(`,{"op":"copy","from":"/metadata/annotations","path":"/metadata/annotations/c%d"}`, i)
+	}
+	copyBomb += "]"
+	manyOps := "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/kind","value":"VirtualMachineInstance"},`, 20000), ",") + "]"
+	return []badInput{
+		put("put huge kernel args", "/"+target, func(m map[string]any) { set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384)) }),
+		put("put without resource version", "/"+target, func(m map[string]any) { delete(m["metadata"].(map[string]any), "resourceVersion") }),
+		put("put other name", "/"+target, func(m map[string]any) { set(m, "metadata.name", "other") }),
+		put("put null spec", "/"+target, func(m map[string]any) { m["spec"] = nil }),
+		put("put deep spec", "/"+target, func(m map[string]any) { set(m, "spec.domain.cpu", nestedMap(5000)) }),
+		put("put status phase garbage", "/"+target+"/status", func(m map[string]any) { set(m, "status.phase", "Bogus"+badUTF8) }),
+		put("put null status", "/"+target+"/status", func(m map[string]any) { m["status"] = nil }),
+		put("put many conditions", "/"+target+"/status", func(m map[string]any) {
+			conds := make([]any, 20000)
+			for i := range conds {
+				conds[i] = map[string]any{"type": "Ready", "status": "Maybe", "lastTransitionTime": "never"}
+			}
+			set(m, "status.conditions", conds)
+		}),
+		put("put status interfaces garbage", "/"+target+"/status", func(m map[string]any) {
+			set(m, "status.interfaces", []any{map[string]any{"ipAddress": "999.1.1.1", "ipAddresses": []any{badUTF8, 1e300}, "mac": nestedList(100)}})
+		}),
+		put("put status node and phase", "/"+target+"/status", func(m map[string]any) {
+			set(m, "status.nodeName", strings.Repeat("n", 1<<20))
+			set(m, "status.phase", "Running")
+		}),
+		patch("merge null", mergeType, "", "null"),
+		patch("merge list", mergeType, "", "[]"),
+		patch("merge deep", mergeType, "", `{"spec":`+strings.Repeat(`{"a":`, 100000)+"1"+strings.Repeat("}", 100001)),
+		patch("merge rename", mergeType, "", `{"metadata":{"name":"other"}}`),
+		patch("merge old resource version", mergeType, "", `{"metadata":{"resourceVersion":"1"}}`),
+		patch("merge null spec", mergeType, "", `{"spec":null}`),
+		patch("merge huge annotation", mergeType, "", `{"metadata":{"annotations":{"a":"`+strings.Repeat("a", limit-1024)+`"}}}`),
+		patch("merge invalid utf-8", mergeType, "", "{\"spec\":{\"hostname\":\"\xff\xfe\"}}"),
+		patch("merge number out of range", mergeType, "", `{"spec":{"domain":{"cpu":{"cores":1e400}}}}`),
+		patch("strategic delete directive", strategicTyp, "", `{"spec":{"domain":{"devices":{"disks":[{"$patch":"delete"}]}}}}`),
+		patch("strategic delete everything", strategicTyp, "", `{"$patch":"delete"}`),
+		patch("strategic bogus directive", strategicTyp, "", `{"spec":{"volumes":[{"$patch":"bogus"}]}}`),
+		patch("strategic retain keys not a list", strategicTyp, "", `{"spec":{"$retainKeys":5}}`),
+		patch("strategic element order garbage", strategicTyp, "", `{"spec":{"domain":{"devices":{"$setElementOrder/disks":[{"name":1},null,7]}}}}`),
+		patch("strategic delete from primitive list", strategicTyp, "", `{"metadata":{"$deleteFromPrimitiveList/finalizers":"x"}}`),
+		patch("strategic list of lists", strategicTyp, "", `{"spec":{"volumes":[[[]]]}}`),
+		patch("strategic deep", strategicTyp, "", `{"spec":{"domain":`+strings.Repeat(`{"a":`, 100000)+"1"+strings.Repeat("}", 100002)),
+		patch("json patch copy bomb", jsonPatchTyp, "", copyBomb),
+		patch("json patch 20000 tests", jsonPatchTyp, "", manyOps),
+		patch("json patch move into itself", jsonPatchTyp, "", `[{"op":"move","from":"/spec","path":"/spec/domain"}]`),
+		patch("json patch index out of range", jsonPatchTyp, "", `[{"op":"add","path":"/spec/volumes/99999999999999999999","value":1}]`),
+		patch("json patch negative index", jsonPatchTyp, "", `[{"op":"remove","path":"/spec/volumes/-1"}]`),
+		patch("json patch not a list", jsonPatchTyp, "", `{}`),
+		patch("json patch null op", jsonPatchTyp, "", `[null,1,"x"]`),
+		patch("json patch remove root", jsonPatchTyp, "", `[{"op":"remove","path":""}]`),
+		patch("json patch replace root", jsonPatchTyp, "", `[{"op":"replace","path":"","value":[]}]`),
+		patch("apply garbage", applyType, "fieldManager=fuzz", "{{{"),
+		patch("apply without manager", applyType, "", string(rawBody(vmiMap(target), true))),
+		patch("apply wrong kind", applyType, "fieldManager=fuzz&force=true", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: target\n"),
+		patch("apply numbers out of range", applyType, "fieldManager=fuzz&force=true", string(rawBody(with(target, "spec.domain.cpu.cores", jsonNumber("1e400")), true))),
+		patch("apply deep", applyType, "fieldManager=fuzz", "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: target\nspec: "+strings.Repeat("[", 100000)),
+		patch("unknown patch type", "application/bogus-patch+json", "", "{}"),
+	}
+}
+
+// randomInputs are n seeded random variations of a valid VMI, posted as
+// JSON and YAML, put to the target and its status, and patched into it in
+// every patch type.
+func randomInputs(r *rand.Rand, n int) []badInput {
+	var cases []badInput
+	for i := range n {
+		name := fmt.Sprintf("random %d", i)
+		seed := r.Uint64()
+		rr := rand.New(rand.NewPCG(seed, uint64(i)))
+		switch kind := i % 10; kind {
+		case 0, 1, 2, 3:
+			m := vmiMap(fmt.Sprintf("random-%d", i))
+			v := any(m)
+			for range 1 + rr.IntN(4) {
+				v = mutate(rr, v)
+			}
+			asYAML := kind%2 == 1
+			body := rawBody(v, asYAML)
+			if rr.IntN(4) == 0 {
+				body = garble(rr, body)
+			}
+			ct := jsonType
+			if asYAML {
+				ct = yamlType
+			}
+			cases = append(cases, post(name+" post "+ct, ct, body))
+		case 4, 5:
+			sub := "/" + target
+			if kind == 5 {
+				sub += "/status"
+			}
+			cases = append(cases, badInput{name: name + " put " + sub, method: http.MethodPut, sub: sub, contentType: jsonType,
+				body: func(cur map[string]any) []byte {
+					var v any = deepCopy(cur)
+					if kind == 5 && rr.IntN(2) == 0 {
+						m := v.(map[string]any)
+						m["status"] = mutate(rr, m["status"])
+					} else {
+						v = mutate(rr, v)
+					}
+					return rawBody(v, false)
+				}})
+		case 6, 7:
+			ct := []string{mergeType, strategicTyp}[kind-6]
+			cases = append(cases, badInput{name: name + " patch " + ct, method: http.MethodPatch, sub: "/" + target, contentType: ct,
+				body: func(cur map[string]any) []byte { return rawBody(mergePatch(rr, cur), false) }})
+		case 8:
+			cases = append(cases, badInput{name: name + " json patch", method: http.MethodPatch, sub: "/" + target, contentType: jsonPatchTyp,
+				body: func(cur map[string]any) []byte { return rawBody(jsonPatch(rr, cur), false) }})
+		case 9:
+			cases = append(cases, badInput{name: name + " apply", method: http.MethodPatch, sub: "/" + target, contentType: applyType,
+				query: "fieldManager=fuzz&force=true", body: func(cur map[string]any) []byte {
+					m := vmiMap(target)
+					maps.Copy(m, map[string]any{"spec": deepCopy(cur["spec"])})
+					return rawBody(mutate(rr, m), true)
+				}})
+		}
+		if i%17 == 0 {
+			cases = append(cases, post(name+" protobuf", protobufType, garble(rr, append([]byte("k8s\x00"), rawBody(vmiMap("pb"), false)...))))
+		}
+	}
+	return cases
+}
