@@ -490,7 +490,9 @@ func nastyWrites(limit int) []badInput {
 	copyBomb += "]"
 	manyOps := "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/kind","value":"VirtualMachineInstance"},`, 20000), ",") + "]"
 	return []badInput{
-		put("put huge kernel args", "/"+target, func(m map[string]any) { set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384)) }),
+		put("put huge kernel args", "/"+target, func(m map[string]any) {
+			set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384))
+		}),
 		put("put without resource version", "/"+target, func(m map[string]any) { delete(m["metadata"].(map[string]any), "resourceVersion") }),
 		put("put other name", "/"+target, func(m map[string]any) { set(m, "metadata.name", "other") }),
 		put("put null spec", "/"+target, func(m map[string]any) { m["spec"] = nil }),
