@@ -88,22 +88,22 @@ func TestPodResolver(t *testing.T) {
 		// err is part of the 503's message when want is empty.
 		err string
 	}{
-		{name: "ready handler", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1")}, want: "10.0.0.1:8187"},
+		{name: "ready handler", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1")}, want: "198.18.0.1:8187"},
 		{name: "IPv6", pods: []*corev1.Pod{handlerPod("h", "node-1", "fd00::1")}, want: "[fd00::1]:8187"},
-		{name: "other node only", pods: []*corev1.Pod{handlerPod("h", "node-2", "10.0.0.2")}, err: "no ready virt-handler on node node-1 (namespace virt-system, selector app.kubernetes.io/name=virt-handler)"},
-		{name: "not ready", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", notReady)}, err: "no ready virt-handler on node node-1"},
-		{name: "being deleted", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", deleting)}, err: "no ready virt-handler on node node-1"},
-		{name: "pending", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", pending)}, err: "no ready virt-handler on node node-1"},
+		{name: "other node only", pods: []*corev1.Pod{handlerPod("h", "node-2", "198.18.0.2")}, err: "no ready virt-handler on node node-1 (namespace virt-system, selector app.kubernetes.io/name=virt-handler)"},
+		{name: "not ready", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", notReady)}, err: "no ready virt-handler on node node-1"},
+		{name: "being deleted", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", deleting)}, err: "no ready virt-handler on node node-1"},
+		{name: "pending", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", pending)}, err: "no ready virt-handler on node node-1"},
 		{name: "no IP", pods: []*corev1.Pod{handlerPod("h", "node-1", "", noIP)}, err: "no ready virt-handler on node node-1"},
-		{name: "other label", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", labelled("virt-launcher"))}, err: "no ready virt-handler on node node-1"},
-		{name: "other namespace", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", inNamespace("default"))}, err: "no ready virt-handler on node node-1"},
-		{name: "no guest-access port", pods: []*corev1.Pod{handlerPod("h", "node-1", "10.0.0.1", noPort)}, err: `virt-handler pod h on node node-1 has no container port named "guest-access"`},
+		{name: "other label", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", labelled("virt-launcher"))}, err: "no ready virt-handler on node node-1"},
+		{name: "other namespace", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", inNamespace("default"))}, err: "no ready virt-handler on node node-1"},
+		{name: "no guest-access port", pods: []*corev1.Pod{handlerPod("h", "node-1", "198.18.0.1", noPort)}, err: `virt-handler pod h on node node-1 has no container port named "guest-access"`},
 		{name: "rollout: the newer ready pod", pods: []*corev1.Pod{
-			handlerPod("old", "node-1", "10.0.0.1"), handlerPod("new", "node-1", "10.0.0.9", newer),
-		}, want: "10.0.0.9:8187"},
+			handlerPod("old", "node-1", "198.18.0.1"), handlerPod("new", "node-1", "198.18.0.9", newer),
+		}, want: "198.18.0.9:8187"},
 		{name: "rollout: the ready one", pods: []*corev1.Pod{
-			handlerPod("old", "node-1", "10.0.0.1"), handlerPod("new", "node-1", "10.0.0.9", newer, notReady),
-		}, want: "10.0.0.1:8187"},
+			handlerPod("old", "node-1", "198.18.0.1"), handlerPod("new", "node-1", "198.18.0.9", newer, notReady),
+		}, want: "198.18.0.1:8187"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := startResolver(t, tc.pods...)
@@ -122,7 +122,7 @@ func TestPodResolver(t *testing.T) {
 }
 
 func TestPodResolverNotSynced(t *testing.T) {
-	r, err := NewPodResolver(fake.NewClientset(handlerPod("h", "node-1", "10.0.0.1")), handlerNS, selector, portName)
+	r, err := NewPodResolver(fake.NewClientset(handlerPod("h", "node-1", "198.18.0.1")), handlerNS, selector, portName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestCPUOfSelfGrows(t *testing.T) {
 func TestChildrenAndCommandLineFindAChild(t *testing.T) {
 	cmd := exec.CommandContext(t.Context(), "sleep", "30.5")
 	if err := cmd.Start(); err != nil {
-		t.Skipf("no sleep to start: %v", err)
+		t.Fatalf("start sleep: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if got := proc.Children(os.Getpid()); !slices.Contains(got, cmd.Process.Pid) {

@@ -273,24 +273,7 @@ func TestRunStrategies(t *testing.T) {
 				t.Fatalf("sync: %v", err)
 			}
 			got := f.vmi()
-			switch tt.want {
-			case kept:
-				if got == nil || got.UID != vmi.UID {
-					t.Errorf("the instance was not kept: %v", got)
-				}
-			case none:
-				if got != nil {
-					t.Errorf("an instance exists: %s", got.UID)
-				}
-			case deleted:
-				if got != nil {
-					t.Errorf("the instance was not deleted")
-				}
-			case created:
-				if got == nil || (vmi != nil && got.UID == vmi.UID) {
-					t.Errorf("no new instance")
-				}
-			}
+			expectInstance(t, tt.want, vmi, got)
 			if n := f.writes("create", "virtualmachineinstances"); (tt.want == created) != (n == 1) || n > 1 {
 				t.Errorf("%d instance creations", n)
 			}
@@ -406,6 +389,29 @@ func TestBackoffDelay(t *testing.T) {
 	for n, want := range map[int32]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 40 * time.Second, 6: 5 * time.Minute, 100: 5 * time.Minute} {
 		if got := b.Delay(n); got != want {
 			t.Errorf("Delay(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+// expectInstance checks what became of the instance before a sync.
+func expectInstance(t *testing.T, want outcome, before, got *virtv1.VirtualMachineInstance) {
+	t.Helper()
+	switch want {
+	case kept:
+		if got == nil || got.UID != before.UID {
+			t.Errorf("the instance was not kept: %v", got)
+		}
+	case none:
+		if got != nil {
+			t.Errorf("an instance exists: %s", got.UID)
+		}
+	case deleted:
+		if got != nil {
+			t.Errorf("the instance was not deleted")
+		}
+	case created:
+		if got == nil || (before != nil && got.UID == before.UID) {
+			t.Errorf("no new instance")
 		}
 	}
 }

@@ -101,24 +101,7 @@ func TestStateChangeRequests(t *testing.T) {
 				t.Fatalf("sync: %v", err)
 			}
 			got := f.vmi()
-			switch tt.want {
-			case kept:
-				if got == nil || got.UID != vmi.UID {
-					t.Errorf("the instance was not kept: %v", got)
-				}
-			case none:
-				if got != nil {
-					t.Errorf("an instance exists: %s", got.UID)
-				}
-			case deleted:
-				if got != nil {
-					t.Errorf("the instance was not deleted")
-				}
-			case created:
-				if got == nil || (vmi != nil && got.UID == vmi.UID) {
-					t.Errorf("no new instance")
-				}
-			}
+			expectInstance(t, tt.want, vmi, got)
 			if left := describe(f.vm().Status.StateChangeRequests); left != tt.left {
 				t.Errorf("requests left %q, want %q", left, tt.left)
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -125,12 +126,11 @@ func TestConsole(t *testing.T) {
 
 func waitFor(t *testing.T, b *syncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for b.String() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("output %q, want %q", b.String(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return b.String() == want, nil
+	})
+	if err != nil {
+		t.Fatalf("output %q, want %q", b.String(), want)
 	}
 }
 

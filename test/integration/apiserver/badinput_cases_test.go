@@ -1,0 +1,302 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// nastyInputs are the hand-written ones.
+func nastyInputs() []badInput {
+	valid := rawBody(vmiMap("valid"), false)
+	const limit = 3 << 20 // k8s.io/apiserver's MaxRequestBodyBytes
+	pad := func(name string, size int) []byte {
+		b := rawBody(vmiMap(name), false)
+		return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), size-len(b)), '}')...)
+	}
+	deep := func(open, close string, depth int) []byte {
+		b := []byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"deep"},"spec":{"domain":{"cpu":`)
+		b = append(b, strings.Repeat(open, depth)...)
+		b = append(b, "1"...)
+		b = append(b, strings.Repeat(close, depth)...)
+		return append(b, "}}}"...)
+	}
+	dup := func(name, query string) badInput {
+		b := bytes.Replace(rawBody(vmiMap(name), false), []byte(`"metadata":{`), []byte(`"metadata":{"name":"other-name",`), 1)
+		b = bytes.Replace(b, []byte(`"spec":{`), []byte(`"spec":{"hostname":"a","hostname":"b",`), 1)
+		c := post("duplicate keys "+query, jsonType, b)
+		c.query = query
+		return c
+	}
+	laughs := "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: laughs\n  annotations:\n    a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	for i := 1; i < 10; i++ {
+		p := fmt.Sprintf("*a%d", i-1)
+		laughs += fmt.Sprintf("    a%d: &a%d [%s,%s,%s,%s,%s,%s,%s,%s,%s]\n", i, i, p, p, p, p, p, p, p, p, p)
+	}
+	var yamlBlock strings.Builder
+	yamlBlock.WriteString("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: block\nspec:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&yamlBlock, "%sa:\n", strings.Repeat(" ", 2*(i+1)))
+	}
+	manyDisks := func(name string, n int) map[string]any {
+		m := vmiMap(name)
+		disks, vols := make([]any, n), make([]any, n)
+		for i := range n {
+			disks[i] = map[string]any{"name": fmt.Sprintf("d%d", i), "bootOrder": 1}
+			vols[i] = map[string]any{"name": fmt.Sprintf("d%d", i), "emptyDisk": map[string]any{"capacity": "1Gi"}}
+		}
+		set(m, "spec.domain.devices.disks", disks)
+		set(m, "spec.volumes", vols)
+		return m
+	}
+	manyLabels := vmiMap("many-labels")
+	labels := map[string]any{}
+	for i := range 20000 {
+		labels[fmt.Sprintf("l%d.example.com/k", i)] = "v"
+	}
+	set(manyLabels, "metadata.labels", labels)
+	garbagePB := make([]byte, 4096)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range garbagePB {
+		garbagePB[i] = byte(r.IntN(256))
+	}
+	huge := func(n int) string { return strings.Repeat("h", n) }
+
+	cases := []badInput{
+		post("valid", jsonType, valid),
+		post("empty", jsonType, nil),
+		post("null", jsonType, []byte("null")),
+		post("list", jsonType, []byte("[]")),
+		post("string", jsonType, []byte(`"vmi"`)),
+		post("number", jsonType, []byte("0")),
+		post("byte order mark", jsonType, append([]byte("\xef\xbb\xbf"), rawBody(vmiMap("bom"), false)...)),
+		post("two objects", jsonType, append(rawBody(vmiMap("two-a"), false), rawBody(vmiMap("two-b"), false)...)),
+		post("empty yaml", yamlType, nil),
+		post("yaml documents", yamlType, []byte("---\n"+string(rawBody(vmiMap("doc-a"), true))+"---\n"+string(rawBody(vmiMap("doc-b"), true)))),
+		post("deep json lists", jsonType, deep("[", "]", 100000)),
+		post("deep json objects", jsonType, deep(`{"a":`, "}", 100000)),
+		post("deep json at the top", jsonType, []byte(strings.Repeat("[", 1<<20))),
+		post("deep yaml flow", yamlType, deep("[", "]", 100000)),
+		post("deep yaml block", yamlType, []byte(yamlBlock.String())),
+		post("yaml billion laughs", yamlType, []byte(laughs)),
+		post("yaml tags", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: !!binary aGVsbG8=\nspec: !!python/object:os.system {}\n")),
+		post("yaml merge keys", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nx: &x {name: merge}\nmetadata:\n  <<: *x\n  <<: [*x, *x]\n")),
+		post("huge kernel args", jsonType, rawBody(with("huge-args", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false)),
+		post("huge user data", jsonType, rawBody(with("huge-userdata", "spec.volumes", []any{map[string]any{"name": "cloudinit",
+			"cloudInitNoCloud": map[string]any{"userData": huge(limit - 8192)}}}), false)),
+		post("huge name", jsonType, rawBody(vmiMap(huge(1<<20)), false)),
+		post("huge label", jsonType, rawBody(with("huge-label", "metadata.labels", map[string]any{"a": huge(1 << 20)}), false)),
+		post("huge annotation", jsonType, rawBody(with("huge-annotation", "metadata.annotations", map[string]any{"a": huge(2 << 20)}), false)),
+		post("annotation just under etcd's limit", jsonType, rawBody(with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false)),
+		post("huge image", yamlType, rawBody(with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true)),
+		post("body of exactly 3 MiB", jsonType, pad("exactly-3mib", limit)),
+		post("body of 3 MiB and a byte", jsonType, pad("over-3mib", limit+1)),
+		post("body of 10 MiB", jsonType, pad("ten-mib", 10<<20)),
+		post("3 MiB of whitespace", jsonType, bytes.Repeat([]byte(" "), limit)),
+		post("3 MiB yaml", yamlType, append(rawBody(vmiMap("yaml-3mib"), true), bytes.Repeat([]byte("# comment\n"), limit/10)...)),
+		post("random bytes", jsonType, garbagePB),
+		post("random bytes as yaml", yamlType, garbagePB),
+		post("invalid utf-8 name", jsonType, rawBody(vmiMap("bad"+badUTF8), false)),
+		post("invalid utf-8 kernel args", jsonType, rawBody(with("utf8-args", "spec.domain.firmware.kernelBoot.kernelArgs", badUTF8), false)),
+		post("invalid utf-8 key", jsonType, rawBody(with("utf8-key", "spec."+badUTF8, 1), false)),
+		post("invalid utf-8 label", yamlType, rawBody(with("utf8-label", "metadata.labels", map[string]any{badUTF8: badUTF8}), true)),
+		post("utf-16", "application/json; charset=utf-16", []byte("\xff\xfe{\x00}\x00")),
+		dup("duplicate keys", ""),
+		dup("duplicate keys strict", "fieldValidation=Strict"),
+		dup("duplicate keys warn", "fieldValidation=Warn"),
+		post("duplicate keys yaml", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: a\n  name: b\nspec: {}\nspec: {}\n")),
+		post("many disks all boot order 1", jsonType, rawBody(manyDisks("many-disks", 20000), false)),
+		post("too many disks for the limit", jsonType, rawBody(manyDisks("too-many-disks", 100000), false)),
+		post("many labels", jsonType, rawBody(manyLabels, false)),
+		post("xml", "application/xml", []byte("<vmi/>")),
+		post("no content type", "", rawBody(vmiMap("no-content-type"), false)),
+		post("unknown charset", "application/json; charset=bogus", rawBody(vmiMap("charset"), false)),
+		post("apply type on create", applyType, rawBody(vmiMap("apply-create"), false)),
+		post("protobuf garbage", protobufType, garbagePB),
+		post("protobuf magic then garbage", protobufType, append([]byte("k8s\x00"), garbagePB...)),
+		post("protobuf magic and a huge length", protobufType, []byte("k8s\x00\x0a\xff\xff\xff\xff\x0f\x0a")),
+		post("protobuf magic and nothing", protobufType, []byte("k8s\x00")),
+		post("protobuf json body", protobufType, rawBody(vmiMap("pb-json"), false)),
+		{name: "unknown field validation", method: http.MethodPost, contentType: jsonType, query: "fieldValidation=Bogus", body: fixed(rawBody(vmiMap("field-validation"), false))},
+		{name: "huge field manager", method: http.MethodPost, contentType: jsonType, query: "fieldManager=" + huge(200), body: fixed(rawBody(vmiMap("manager"), false))},
+		{name: "dry run garbage", method: http.MethodPost, contentType: jsonType, query: "dryRun=Maybe", body: fixed(rawBody(vmiMap("dry-run"), false))},
+		{name: "dry run of a huge object", method: http.MethodPost, contentType: jsonType, query: "dryRun=All",
+			body: fixed(rawBody(with("dry-huge", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false))},
+		post("wrong namespace", jsonType, rawBody(with("wrong-ns", "metadata.namespace", "other"), false)),
+		post("generate name only, huge", jsonType, rawBody(with("", "metadata.generateName", huge(300)), false)),
+		post("resource version on create", jsonType, rawBody(with("rv", "metadata.resourceVersion", "abc"), false)),
+		post("deletion timestamp on create", jsonType, rawBody(with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
+		post("garbage creation timestamp", jsonType, rawBody(with("created", "metadata.creationTimestamp", "yesterday"), false)),
+		post("garbage owner reference", jsonType, rawBody(with("owned", "metadata.ownerReferences", []any{map[string]any{"uid": badUTF8, "controller": "yes"}}), false)),
+		post("garbage managed fields", jsonType, rawBody(with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
+			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"k:{bad": map[string]any{}}}}}), false)),
+		post("status on create", jsonType, rawBody(with("status", "status", map[string]any{"phase": "Bogus", "conditions": nestedList(50)}), false)),
+	}
+	for _, n := range []struct{ path, value string }{
+		{"spec.domain.cpu.cores", "1e400"}, {"spec.domain.cpu.cores", "18446744073709551616"}, {"spec.domain.cpu.cores", "-1"},
+		{"spec.domain.cpu.cores", "1.5"}, {"spec.domain.cpu.sockets", "4294967296"}, {"spec.domain.cpu.threads", "4294967295"},
+		{"spec.terminationGracePeriodSeconds", "9223372036854775808"}, {"spec.terminationGracePeriodSeconds", "-9223372036854775808"},
+		{"spec.terminationGracePeriodSeconds", "9223372036854775807"},
+		{"spec.domain.memory.guest", `"1e1000"`}, {"spec.domain.memory.guest", `"9223372036854775807Ei"`},
+		{"spec.domain.memory.guest", `"-1"`}, {"spec.domain.memory.guest", `"0.000000001m"`}, {"spec.domain.memory.guest", "1e308"},
+		{"spec.domain.resources.requests.memory", `"99999999999999999999999999999999Ei"`},
+		{"spec.domain.resources.limits.memory", `"1e-1000"`},
+		{"spec.domain.memory.hugepages.pageSize", `"1e18"`},
+	} {
+		b := rawBody(with(fmt.Sprintf("num-%d", len(cases)), n.path, rawNumber(n.value)), false)
+		cases = append(cases, post("number "+n.path+"="+n.value, jsonType, b))
+	}
+	return append(cases, nastyWrites(limit)...)
+}
+
+func rawNumber(v string) any {
+	if s, err := strconv.Unquote(v); err == nil {
+		return s
+	}
+	return jsonNumber(v)
+}
+
+// nastyWrites are hand-written PUTs and patches of the target.
+func nastyWrites(limit int) []badInput {
+	put := func(name, sub string, edit func(m map[string]any)) badInput {
+		return badInput{name: name, method: http.MethodPut, sub: sub, contentType: jsonType, body: func(cur map[string]any) []byte {
+			m := deepCopy(cur).(map[string]any)
+			edit(m)
+			return rawBody(m, false)
+		}}
+	}
+	patch := func(name, contentType, query, body string) badInput {
+		return badInput{name: name, method: http.MethodPatch, sub: "/" + target, contentType: contentType, query: query, body: fixed([]byte(body))}
+	}
+	copyBomb := `[{"op":"add","path":"/metadata/annotations","value":{"a":"` + strings.Repeat("b", 1000) + `"}}`
+	for i := range 40 {
+		copyBomb += fmt.Sprintf(`,{"op":"copy","from":"/metadata/annotations","path":"/metadata/annotations/c%d"}`, i)
+	}
+	copyBomb += "]"
+	manyOps := "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/kind","value":"VirtualMachineInstance"},`, 20000), ",") + "]"
+	return []badInput{
+		put("put huge kernel args", "/"+target, func(m map[string]any) {
+			set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384))
+		}),
+		put("put without resource version", "/"+target, func(m map[string]any) { delete(m["metadata"].(map[string]any), "resourceVersion") }),
+		put("put other name", "/"+target, func(m map[string]any) { set(m, "metadata.name", "other") }),
+		put("put null spec", "/"+target, func(m map[string]any) { m["spec"] = nil }),
+		put("put deep spec", "/"+target, func(m map[string]any) { set(m, "spec.domain.cpu", nestedMap(5000)) }),
+		put("put status phase garbage", "/"+target+"/status", func(m map[string]any) { set(m, "status.phase", "Bogus"+badUTF8) }),
+		put("put null status", "/"+target+"/status", func(m map[string]any) { m["status"] = nil }),
+		put("put many conditions", "/"+target+"/status", func(m map[string]any) {
+			conds := make([]any, 20000)
+			for i := range conds {
+				conds[i] = map[string]any{"type": "Ready", "status": "Maybe", "lastTransitionTime": "never"}
+			}
+			set(m, "status.conditions", conds)
+		}),
+		put("put status interfaces garbage", "/"+target+"/status", func(m map[string]any) {
+			set(m, "status.interfaces", []any{map[string]any{"ipAddress": "999.1.1.1", "ipAddresses": []any{badUTF8, 1e300}, "mac": nestedList(100)}})
+		}),
+		put("put status node and phase", "/"+target+"/status", func(m map[string]any) {
+			set(m, "status.nodeName", strings.Repeat("n", 1<<20))
+			set(m, "status.phase", "Running")
+		}),
+		patch("merge null", mergeType, "", "null"),
+		patch("merge list", mergeType, "", "[]"),
+		patch("merge deep", mergeType, "", `{"spec":`+strings.Repeat(`{"a":`, 100000)+"1"+strings.Repeat("}", 100001)),
+		patch("merge rename", mergeType, "", `{"metadata":{"name":"other"}}`),
+		patch("merge old resource version", mergeType, "", `{"metadata":{"resourceVersion":"1"}}`),
+		patch("merge null spec", mergeType, "", `{"spec":null}`),
+		patch("merge huge annotation", mergeType, "", `{"metadata":{"annotations":{"a":"`+strings.Repeat("a", limit-1024)+`"}}}`),
+		patch("merge invalid utf-8", mergeType, "", "{\"spec\":{\"hostname\":\"\xff\xfe\"}}"),
+		patch("merge number out of range", mergeType, "", `{"spec":{"domain":{"cpu":{"cores":1e400}}}}`),
+		patch("strategic delete directive", strategicTyp, "", `{"spec":{"domain":{"devices":{"disks":[{"$patch":"delete"}]}}}}`),
+		patch("strategic delete everything", strategicTyp, "", `{"$patch":"delete"}`),
+		patch("strategic bogus directive", strategicTyp, "", `{"spec":{"volumes":[{"$patch":"bogus"}]}}`),
+		patch("strategic retain keys not a list", strategicTyp, "", `{"spec":{"$retainKeys":5}}`),
+		patch("strategic element order garbage", strategicTyp, "", `{"spec":{"domain":{"devices":{"$setElementOrder/disks":[{"name":1},null,7]}}}}`),
+		patch("strategic delete from primitive list", strategicTyp, "", `{"metadata":{"$deleteFromPrimitiveList/finalizers":"x"}}`),
+		patch("strategic list of lists", strategicTyp, "", `{"spec":{"volumes":[[[]]]}}`),
+		patch("strategic deep", strategicTyp, "", `{"spec":{"domain":`+strings.Repeat(`{"a":`, 100000)+"1"+strings.Repeat("}", 100002)),
+		patch("json patch copy bomb", jsonPatchTyp, "", copyBomb),
+		patch("json patch 20000 tests", jsonPatchTyp, "", manyOps),
+		patch("json patch move into itself", jsonPatchTyp, "", `[{"op":"move","from":"/spec","path":"/spec/domain"}]`),
+		patch("json patch index out of range", jsonPatchTyp, "", `[{"op":"add","path":"/spec/volumes/99999999999999999999","value":1}]`),
+		patch("json patch negative index", jsonPatchTyp, "", `[{"op":"remove","path":"/spec/volumes/-1"}]`),
+		patch("json patch not a list", jsonPatchTyp, "", `{}`),
+		patch("json patch null op", jsonPatchTyp, "", `[null,1,"x"]`),
+		patch("json patch remove root", jsonPatchTyp, "", `[{"op":"remove","path":""}]`),
+		patch("json patch replace root", jsonPatchTyp, "", `[{"op":"replace","path":"","value":[]}]`),
+		patch("apply garbage", applyType, "fieldManager=fuzz", "{{{"),
+		patch("apply without manager", applyType, "", string(rawBody(vmiMap(target), true))),
+		patch("apply wrong kind", applyType, "fieldManager=fuzz&force=true", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: target\n"),
+		patch("apply numbers out of range", applyType, "fieldManager=fuzz&force=true", string(rawBody(with(target, "spec.domain.cpu.cores", jsonNumber("1e400")), true))),
+		patch("apply deep", applyType, "fieldManager=fuzz", "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: target\nspec: "+strings.Repeat("[", 100000)),
+		patch("unknown patch type", "application/bogus-patch+json", "", "{}"),
+	}
+}
+
+// randomInputs are n seeded random variations of a valid VMI, posted as
+// JSON and YAML, put to the target and its status, and patched into it in
+// every patch type.
+func randomInputs(r *rand.Rand, n int) []badInput {
+	var cases []badInput
+	for i := range n {
+		name := fmt.Sprintf("random %d", i)
+		seed := r.Uint64()
+		rr := rand.New(rand.NewPCG(seed, uint64(i)))
+		switch kind := i % 10; kind {
+		case 0, 1, 2, 3:
+			m := vmiMap(fmt.Sprintf("random-%d", i))
+			v := any(m)
+			for range 1 + rr.IntN(4) {
+				v = mutate(rr, v)
+			}
+			asYAML := kind%2 == 1
+			body := rawBody(v, asYAML)
+			if rr.IntN(4) == 0 {
+				body = garble(rr, body)
+			}
+			ct := jsonType
+			if asYAML {
+				ct = yamlType
+			}
+			cases = append(cases, post(name+" post "+ct, ct, body))
+		case 4, 5:
+			sub := "/" + target
+			if kind == 5 {
+				sub += "/status"
+			}
+			cases = append(cases, badInput{name: name + " put " + sub, method: http.MethodPut, sub: sub, contentType: jsonType,
+				body: func(cur map[string]any) []byte {
+					var v any = deepCopy(cur)
+					if kind == 5 && rr.IntN(2) == 0 {
+						m := v.(map[string]any)
+						m["status"] = mutate(rr, m["status"])
+					} else {
+						v = mutate(rr, v)
+					}
+					return rawBody(v, false)
+				}})
+		case 6, 7:
+			ct := []string{mergeType, strategicTyp}[kind-6]
+			cases = append(cases, badInput{name: name + " patch " + ct, method: http.MethodPatch, sub: "/" + target, contentType: ct,
+				body: func(cur map[string]any) []byte { return rawBody(mergePatch(rr, cur), false) }})
+		case 8:
+			cases = append(cases, badInput{name: name + " json patch", method: http.MethodPatch, sub: "/" + target, contentType: jsonPatchTyp,
+				body: func(cur map[string]any) []byte { return rawBody(jsonPatch(rr, cur), false) }})
+		case 9:
+			cases = append(cases, badInput{name: name + " apply", method: http.MethodPatch, sub: "/" + target, contentType: applyType,
+				query: "fieldManager=fuzz&force=true", body: func(cur map[string]any) []byte {
+					m := vmiMap(target)
+					maps.Copy(m, map[string]any{"spec": deepCopy(cur["spec"])})
+					return rawBody(mutate(rr, m), true)
+				}})
+		}
+		if i%17 == 0 {
+			cases = append(cases, post(name+" protobuf", protobufType, garble(rr, append([]byte("k8s\x00"), rawBody(vmiMap("pb"), false)...))))
+		}
+	}
+	return cases
+}
