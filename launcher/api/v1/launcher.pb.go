@@ -514,7 +514,12 @@ type SyncRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The VirtualMachineInstance (virtualization.kubevirt.io/v1) as JSON,
 	// defaulted as the API server stores it. Its UID must be the launcher's.
-	VmiJson       []byte `protobuf:"bytes,1,opt,name=vmi_json,json=vmiJson,proto3" json:"vmi_json,omitempty"`
+	VmiJson []byte `protobuf:"bytes,1,opt,name=vmi_json,json=vmiJson,proto3" json:"vmi_json,omitempty"`
+	// The guest's NICs, one per spec interface, as virt-handler's network
+	// bindings prepared them in the pod's network namespace before this call
+	// (docs/networking.md). The launcher attaches each NIC to its tap and
+	// serves the lease to the guest; it creates no device itself.
+	Interfaces    []*InterfaceNetwork `protobuf:"bytes,2,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -556,6 +561,233 @@ func (x *SyncRequest) GetVmiJson() []byte {
 	return nil
 }
 
+func (x *SyncRequest) GetInterfaces() []*InterfaceNetwork {
+	if x != nil {
+		return x.Interfaces
+	}
+	return nil
+}
+
+// InterfaceNetwork is one NIC the pod's network namespace is ready for.
+type InterfaceNetwork struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name in spec.domain.devices.interfaces.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The existing tap device (owned by the launcher's UID) the NIC opens.
+	TapDevice string `protobuf:"bytes,2,opt,name=tap_device,json=tapDevice,proto3" json:"tap_device,omitempty"`
+	// The guest's MAC address.
+	MacAddress string `protobuf:"bytes,3,opt,name=mac_address,json=macAddress,proto3" json:"mac_address,omitempty"`
+	// MTU of the guest's link: the pod interface's.
+	Mtu uint32 `protobuf:"varint,4,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// The lease the launcher's DHCP server offers the guest.
+	Dhcp          *DHCPLease `protobuf:"bytes,5,opt,name=dhcp,proto3" json:"dhcp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterfaceNetwork) Reset() {
+	*x = InterfaceNetwork{}
+	mi := &file_launcher_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterfaceNetwork) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterfaceNetwork) ProtoMessage() {}
+
+func (x *InterfaceNetwork) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterfaceNetwork.ProtoReflect.Descriptor instead.
+func (*InterfaceNetwork) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *InterfaceNetwork) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InterfaceNetwork) GetTapDevice() string {
+	if x != nil {
+		return x.TapDevice
+	}
+	return ""
+}
+
+func (x *InterfaceNetwork) GetMacAddress() string {
+	if x != nil {
+		return x.MacAddress
+	}
+	return ""
+}
+
+func (x *InterfaceNetwork) GetMtu() uint32 {
+	if x != nil {
+		return x.Mtu
+	}
+	return 0
+}
+
+func (x *InterfaceNetwork) GetDhcp() *DHCPLease {
+	if x != nil {
+		return x.Dhcp
+	}
+	return nil
+}
+
+// DHCPLease is the address configuration of one guest NIC. DNS servers and
+// search domains are the pod's (the launcher's /etc/resolv.conf) and the
+// host name the VMI's name.
+type DHCPLease struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The interface the DHCP server listens on (the binding's bridge).
+	ServerInterface string `protobuf:"bytes,1,opt,name=server_interface,json=serverInterface,proto3" json:"server_interface,omitempty"`
+	// The server's own address on it (its identifier, the replies' source).
+	ServerAddress string `protobuf:"bytes,2,opt,name=server_address,json=serverAddress,proto3" json:"server_address,omitempty"`
+	// The guest's address with its prefix length, such as "198.19.255.2/24".
+	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	// The default gateway; empty for none.
+	Router string `protobuf:"bytes,4,opt,name=router,proto3" json:"router,omitempty"`
+	// Further routes (classless static routes, option 121).
+	Routes        []*Route `protobuf:"bytes,5,rep,name=routes,proto3" json:"routes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DHCPLease) Reset() {
+	*x = DHCPLease{}
+	mi := &file_launcher_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DHCPLease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DHCPLease) ProtoMessage() {}
+
+func (x *DHCPLease) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DHCPLease.ProtoReflect.Descriptor instead.
+func (*DHCPLease) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DHCPLease) GetServerInterface() string {
+	if x != nil {
+		return x.ServerInterface
+	}
+	return ""
+}
+
+func (x *DHCPLease) GetServerAddress() string {
+	if x != nil {
+		return x.ServerAddress
+	}
+	return ""
+}
+
+func (x *DHCPLease) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *DHCPLease) GetRouter() string {
+	if x != nil {
+		return x.Router
+	}
+	return ""
+}
+
+func (x *DHCPLease) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
+type Route struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Destination network, such as "198.19.0.0/16".
+	Destination string `protobuf:"bytes,1,opt,name=destination,proto3" json:"destination,omitempty"`
+	// Next hop; empty for an on-link route.
+	Gateway       string `protobuf:"bytes,2,opt,name=gateway,proto3" json:"gateway,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Route) Reset() {
+	*x = Route{}
+	mi := &file_launcher_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Route) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Route) ProtoMessage() {}
+
+func (x *Route) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Route.ProtoReflect.Descriptor instead.
+func (*Route) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Route) GetDestination() string {
+	if x != nil {
+		return x.Destination
+	}
+	return ""
+}
+
+func (x *Route) GetGateway() string {
+	if x != nil {
+		return x.Gateway
+	}
+	return ""
+}
+
 type SyncResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Domain        *Domain                `protobuf:"bytes,1,opt,name=domain,proto3" json:"domain,omitempty"`
@@ -565,7 +797,7 @@ type SyncResponse struct {
 
 func (x *SyncResponse) Reset() {
 	*x = SyncResponse{}
-	mi := &file_launcher_proto_msgTypes[5]
+	mi := &file_launcher_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +809,7 @@ func (x *SyncResponse) String() string {
 func (*SyncResponse) ProtoMessage() {}
 
 func (x *SyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[5]
+	mi := &file_launcher_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +822,7 @@ func (x *SyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncResponse.ProtoReflect.Descriptor instead.
 func (*SyncResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{5}
+	return file_launcher_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SyncResponse) GetDomain() *Domain {
@@ -611,7 +843,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_launcher_proto_msgTypes[6]
+	mi := &file_launcher_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +855,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[6]
+	mi := &file_launcher_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +868,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{6}
+	return file_launcher_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ShutdownRequest) GetGracePeriodSeconds() int64 {
@@ -654,7 +886,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_launcher_proto_msgTypes[7]
+	mi := &file_launcher_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +898,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[7]
+	mi := &file_launcher_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +911,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{7}
+	return file_launcher_proto_rawDescGZIP(), []int{10}
 }
 
 type KillRequest struct {
@@ -690,7 +922,7 @@ type KillRequest struct {
 
 func (x *KillRequest) Reset() {
 	*x = KillRequest{}
-	mi := &file_launcher_proto_msgTypes[8]
+	mi := &file_launcher_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +934,7 @@ func (x *KillRequest) String() string {
 func (*KillRequest) ProtoMessage() {}
 
 func (x *KillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[8]
+	mi := &file_launcher_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +947,7 @@ func (x *KillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillRequest.ProtoReflect.Descriptor instead.
 func (*KillRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{8}
+	return file_launcher_proto_rawDescGZIP(), []int{11}
 }
 
 type KillResponse struct {
@@ -726,7 +958,7 @@ type KillResponse struct {
 
 func (x *KillResponse) Reset() {
 	*x = KillResponse{}
-	mi := &file_launcher_proto_msgTypes[9]
+	mi := &file_launcher_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +970,7 @@ func (x *KillResponse) String() string {
 func (*KillResponse) ProtoMessage() {}
 
 func (x *KillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[9]
+	mi := &file_launcher_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +983,7 @@ func (x *KillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillResponse.ProtoReflect.Descriptor instead.
 func (*KillResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{9}
+	return file_launcher_proto_rawDescGZIP(), []int{12}
 }
 
 type PauseRequest struct {
@@ -762,7 +994,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_launcher_proto_msgTypes[10]
+	mi := &file_launcher_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +1006,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[10]
+	mi := &file_launcher_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +1019,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{10}
+	return file_launcher_proto_rawDescGZIP(), []int{13}
 }
 
 type PauseResponse struct {
@@ -798,7 +1030,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_launcher_proto_msgTypes[11]
+	mi := &file_launcher_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +1042,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[11]
+	mi := &file_launcher_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +1055,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{11}
+	return file_launcher_proto_rawDescGZIP(), []int{14}
 }
 
 type UnpauseRequest struct {
@@ -834,7 +1066,7 @@ type UnpauseRequest struct {
 
 func (x *UnpauseRequest) Reset() {
 	*x = UnpauseRequest{}
-	mi := &file_launcher_proto_msgTypes[12]
+	mi := &file_launcher_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1078,7 @@ func (x *UnpauseRequest) String() string {
 func (*UnpauseRequest) ProtoMessage() {}
 
 func (x *UnpauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[12]
+	mi := &file_launcher_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +1091,7 @@ func (x *UnpauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnpauseRequest.ProtoReflect.Descriptor instead.
 func (*UnpauseRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{12}
+	return file_launcher_proto_rawDescGZIP(), []int{15}
 }
 
 type UnpauseResponse struct {
@@ -870,7 +1102,7 @@ type UnpauseResponse struct {
 
 func (x *UnpauseResponse) Reset() {
 	*x = UnpauseResponse{}
-	mi := &file_launcher_proto_msgTypes[13]
+	mi := &file_launcher_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +1114,7 @@ func (x *UnpauseResponse) String() string {
 func (*UnpauseResponse) ProtoMessage() {}
 
 func (x *UnpauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[13]
+	mi := &file_launcher_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +1127,7 @@ func (x *UnpauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnpauseResponse.ProtoReflect.Descriptor instead.
 func (*UnpauseResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{13}
+	return file_launcher_proto_rawDescGZIP(), []int{16}
 }
 
 type SoftRebootRequest struct {
@@ -906,7 +1138,7 @@ type SoftRebootRequest struct {
 
 func (x *SoftRebootRequest) Reset() {
 	*x = SoftRebootRequest{}
-	mi := &file_launcher_proto_msgTypes[14]
+	mi := &file_launcher_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1150,7 @@ func (x *SoftRebootRequest) String() string {
 func (*SoftRebootRequest) ProtoMessage() {}
 
 func (x *SoftRebootRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[14]
+	mi := &file_launcher_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1163,7 @@ func (x *SoftRebootRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SoftRebootRequest.ProtoReflect.Descriptor instead.
 func (*SoftRebootRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{14}
+	return file_launcher_proto_rawDescGZIP(), []int{17}
 }
 
 type SoftRebootResponse struct {
@@ -942,7 +1174,7 @@ type SoftRebootResponse struct {
 
 func (x *SoftRebootResponse) Reset() {
 	*x = SoftRebootResponse{}
-	mi := &file_launcher_proto_msgTypes[15]
+	mi := &file_launcher_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1186,7 @@ func (x *SoftRebootResponse) String() string {
 func (*SoftRebootResponse) ProtoMessage() {}
 
 func (x *SoftRebootResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[15]
+	mi := &file_launcher_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1199,7 @@ func (x *SoftRebootResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SoftRebootResponse.ProtoReflect.Descriptor instead.
 func (*SoftRebootResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{15}
+	return file_launcher_proto_rawDescGZIP(), []int{18}
 }
 
 type GetDomainRequest struct {
@@ -978,7 +1210,7 @@ type GetDomainRequest struct {
 
 func (x *GetDomainRequest) Reset() {
 	*x = GetDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[16]
+	mi := &file_launcher_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1222,7 @@ func (x *GetDomainRequest) String() string {
 func (*GetDomainRequest) ProtoMessage() {}
 
 func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[16]
+	mi := &file_launcher_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1235,7 @@ func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainRequest.ProtoReflect.Descriptor instead.
 func (*GetDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{16}
+	return file_launcher_proto_rawDescGZIP(), []int{19}
 }
 
 type GetDomainResponse struct {
@@ -1015,7 +1247,7 @@ type GetDomainResponse struct {
 
 func (x *GetDomainResponse) Reset() {
 	*x = GetDomainResponse{}
-	mi := &file_launcher_proto_msgTypes[17]
+	mi := &file_launcher_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1259,7 @@ func (x *GetDomainResponse) String() string {
 func (*GetDomainResponse) ProtoMessage() {}
 
 func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[17]
+	mi := &file_launcher_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1272,7 @@ func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainResponse.ProtoReflect.Descriptor instead.
 func (*GetDomainResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{17}
+	return file_launcher_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetDomainResponse) GetDomain() *Domain {
@@ -1058,7 +1290,7 @@ type WatchDomainRequest struct {
 
 func (x *WatchDomainRequest) Reset() {
 	*x = WatchDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[18]
+	mi := &file_launcher_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1070,7 +1302,7 @@ func (x *WatchDomainRequest) String() string {
 func (*WatchDomainRequest) ProtoMessage() {}
 
 func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[18]
+	mi := &file_launcher_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1083,7 +1315,7 @@ func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchDomainRequest.ProtoReflect.Descriptor instead.
 func (*WatchDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{18}
+	return file_launcher_proto_rawDescGZIP(), []int{21}
 }
 
 type Domain struct {
@@ -1114,7 +1346,7 @@ type Domain struct {
 
 func (x *Domain) Reset() {
 	*x = Domain{}
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1358,7 @@ func (x *Domain) String() string {
 func (*Domain) ProtoMessage() {}
 
 func (x *Domain) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1371,7 @@ func (x *Domain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Domain.ProtoReflect.Descriptor instead.
 func (*Domain) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{19}
+	return file_launcher_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Domain) GetName() string {
@@ -1220,14 +1452,17 @@ type Interface struct {
 	// NIC model, such as "virtio".
 	Model string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
 	// Addresses of the interface, when known.
-	IpAddresses   []string `protobuf:"bytes,4,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
+	IpAddresses []string `protobuf:"bytes,4,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
+	// The address the launcher's DHCP server acknowledged to the guest, once
+	// the guest took its lease.
+	DhcpAddress   string `protobuf:"bytes,5,opt,name=dhcp_address,json=dhcpAddress,proto3" json:"dhcp_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_launcher_proto_msgTypes[20]
+	mi := &file_launcher_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1474,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[20]
+	mi := &file_launcher_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1487,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{20}
+	return file_launcher_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Interface) GetName() string {
@@ -1283,6 +1518,13 @@ func (x *Interface) GetIpAddresses() []string {
 	return nil
 }
 
+func (x *Interface) GetDhcpAddress() string {
+	if x != nil {
+		return x.DhcpAddress
+	}
+	return ""
+}
+
 type DomainEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Type  EventType              `protobuf:"varint,1,opt,name=type,proto3,enum=virt.launcher.v1.EventType" json:"type,omitempty"`
@@ -1299,7 +1541,7 @@ type DomainEvent struct {
 
 func (x *DomainEvent) Reset() {
 	*x = DomainEvent{}
-	mi := &file_launcher_proto_msgTypes[21]
+	mi := &file_launcher_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1553,7 @@ func (x *DomainEvent) String() string {
 func (*DomainEvent) ProtoMessage() {}
 
 func (x *DomainEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[21]
+	mi := &file_launcher_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1566,7 @@ func (x *DomainEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DomainEvent.ProtoReflect.Descriptor instead.
 func (*DomainEvent) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{21}
+	return file_launcher_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DomainEvent) GetType() EventType {
@@ -1382,9 +1624,29 @@ const file_launcher_proto_rawDesc = "" +
 	"\x06VMIRef\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
-	"\x03uid\x18\x03 \x01(\tR\x03uid\"(\n" +
+	"\x03uid\x18\x03 \x01(\tR\x03uid\"l\n" +
 	"\vSyncRequest\x12\x19\n" +
-	"\bvmi_json\x18\x01 \x01(\fR\avmiJson\"@\n" +
+	"\bvmi_json\x18\x01 \x01(\fR\avmiJson\x12B\n" +
+	"\n" +
+	"interfaces\x18\x02 \x03(\v2\".virt.launcher.v1.InterfaceNetworkR\n" +
+	"interfaces\"\xa9\x01\n" +
+	"\x10InterfaceNetwork\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"tap_device\x18\x02 \x01(\tR\ttapDevice\x12\x1f\n" +
+	"\vmac_address\x18\x03 \x01(\tR\n" +
+	"macAddress\x12\x10\n" +
+	"\x03mtu\x18\x04 \x01(\rR\x03mtu\x12/\n" +
+	"\x04dhcp\x18\x05 \x01(\v2\x1b.virt.launcher.v1.DHCPLeaseR\x04dhcp\"\xc0\x01\n" +
+	"\tDHCPLease\x12)\n" +
+	"\x10server_interface\x18\x01 \x01(\tR\x0fserverInterface\x12%\n" +
+	"\x0eserver_address\x18\x02 \x01(\tR\rserverAddress\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x16\n" +
+	"\x06router\x18\x04 \x01(\tR\x06router\x12/\n" +
+	"\x06routes\x18\x05 \x03(\v2\x17.virt.launcher.v1.RouteR\x06routes\"C\n" +
+	"\x05Route\x12 \n" +
+	"\vdestination\x18\x01 \x01(\tR\vdestination\x12\x18\n" +
+	"\agateway\x18\x02 \x01(\tR\agateway\"@\n" +
 	"\fSyncResponse\x120\n" +
 	"\x06domain\x18\x01 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\"a\n" +
 	"\x0fShutdownRequest\x125\n" +
@@ -1417,12 +1679,13 @@ const file_launcher_proto_rawDesc = "" +
 	"\avmi_uid\x18\b \x01(\tR\x06vmiUid\x12<\n" +
 	"\x1bstate_change_time_unix_nano\x18\t \x01(\x03R\x17stateChangeTimeUnixNano\x12-\n" +
 	"\x12shutdown_requested\x18\n" +
-	" \x01(\bR\x11shutdownRequested\"j\n" +
+	" \x01(\bR\x11shutdownRequested\"\x8d\x01\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03mac\x18\x02 \x01(\tR\x03mac\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x12!\n" +
-	"\fip_addresses\x18\x04 \x03(\tR\vipAddresses\"\xae\x01\n" +
+	"\fip_addresses\x18\x04 \x03(\tR\vipAddresses\x12!\n" +
+	"\fdhcp_address\x18\x05 \x01(\tR\vdhcpAddress\"\xae\x01\n" +
 	"\vDomainEvent\x12/\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1b.virt.launcher.v1.EventTypeR\x04type\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x120\n" +
@@ -1483,7 +1746,7 @@ func file_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_launcher_proto_goTypes = []any{
 	(DomainState)(0),               // 0: virt.launcher.v1.DomainState
 	(StopReason)(0),                // 1: virt.launcher.v1.StopReason
@@ -1493,57 +1756,63 @@ var file_launcher_proto_goTypes = []any{
 	(*HardwareVirtualization)(nil), // 5: virt.launcher.v1.HardwareVirtualization
 	(*VMIRef)(nil),                 // 6: virt.launcher.v1.VMIRef
 	(*SyncRequest)(nil),            // 7: virt.launcher.v1.SyncRequest
-	(*SyncResponse)(nil),           // 8: virt.launcher.v1.SyncResponse
-	(*ShutdownRequest)(nil),        // 9: virt.launcher.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),       // 10: virt.launcher.v1.ShutdownResponse
-	(*KillRequest)(nil),            // 11: virt.launcher.v1.KillRequest
-	(*KillResponse)(nil),           // 12: virt.launcher.v1.KillResponse
-	(*PauseRequest)(nil),           // 13: virt.launcher.v1.PauseRequest
-	(*PauseResponse)(nil),          // 14: virt.launcher.v1.PauseResponse
-	(*UnpauseRequest)(nil),         // 15: virt.launcher.v1.UnpauseRequest
-	(*UnpauseResponse)(nil),        // 16: virt.launcher.v1.UnpauseResponse
-	(*SoftRebootRequest)(nil),      // 17: virt.launcher.v1.SoftRebootRequest
-	(*SoftRebootResponse)(nil),     // 18: virt.launcher.v1.SoftRebootResponse
-	(*GetDomainRequest)(nil),       // 19: virt.launcher.v1.GetDomainRequest
-	(*GetDomainResponse)(nil),      // 20: virt.launcher.v1.GetDomainResponse
-	(*WatchDomainRequest)(nil),     // 21: virt.launcher.v1.WatchDomainRequest
-	(*Domain)(nil),                 // 22: virt.launcher.v1.Domain
-	(*Interface)(nil),              // 23: virt.launcher.v1.Interface
-	(*DomainEvent)(nil),            // 24: virt.launcher.v1.DomainEvent
+	(*InterfaceNetwork)(nil),       // 8: virt.launcher.v1.InterfaceNetwork
+	(*DHCPLease)(nil),              // 9: virt.launcher.v1.DHCPLease
+	(*Route)(nil),                  // 10: virt.launcher.v1.Route
+	(*SyncResponse)(nil),           // 11: virt.launcher.v1.SyncResponse
+	(*ShutdownRequest)(nil),        // 12: virt.launcher.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),       // 13: virt.launcher.v1.ShutdownResponse
+	(*KillRequest)(nil),            // 14: virt.launcher.v1.KillRequest
+	(*KillResponse)(nil),           // 15: virt.launcher.v1.KillResponse
+	(*PauseRequest)(nil),           // 16: virt.launcher.v1.PauseRequest
+	(*PauseResponse)(nil),          // 17: virt.launcher.v1.PauseResponse
+	(*UnpauseRequest)(nil),         // 18: virt.launcher.v1.UnpauseRequest
+	(*UnpauseResponse)(nil),        // 19: virt.launcher.v1.UnpauseResponse
+	(*SoftRebootRequest)(nil),      // 20: virt.launcher.v1.SoftRebootRequest
+	(*SoftRebootResponse)(nil),     // 21: virt.launcher.v1.SoftRebootResponse
+	(*GetDomainRequest)(nil),       // 22: virt.launcher.v1.GetDomainRequest
+	(*GetDomainResponse)(nil),      // 23: virt.launcher.v1.GetDomainResponse
+	(*WatchDomainRequest)(nil),     // 24: virt.launcher.v1.WatchDomainRequest
+	(*Domain)(nil),                 // 25: virt.launcher.v1.Domain
+	(*Interface)(nil),              // 26: virt.launcher.v1.Interface
+	(*DomainEvent)(nil),            // 27: virt.launcher.v1.DomainEvent
 }
 var file_launcher_proto_depIdxs = []int32{
 	5,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
 	6,  // 1: virt.launcher.v1.InfoResponse.vmi:type_name -> virt.launcher.v1.VMIRef
-	22, // 2: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
-	22, // 3: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
-	0,  // 4: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
-	23, // 5: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
-	1,  // 6: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
-	2,  // 7: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
-	22, // 8: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
-	3,  // 9: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
-	7,  // 10: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
-	9,  // 11: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
-	11, // 12: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
-	13, // 13: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
-	15, // 14: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
-	17, // 15: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
-	19, // 16: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
-	21, // 17: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
-	4,  // 18: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
-	8,  // 19: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
-	10, // 20: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
-	12, // 21: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
-	14, // 22: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
-	16, // 23: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
-	18, // 24: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
-	20, // 25: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
-	24, // 26: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
-	18, // [18:27] is the sub-list for method output_type
-	9,  // [9:18] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	8,  // 2: virt.launcher.v1.SyncRequest.interfaces:type_name -> virt.launcher.v1.InterfaceNetwork
+	9,  // 3: virt.launcher.v1.InterfaceNetwork.dhcp:type_name -> virt.launcher.v1.DHCPLease
+	10, // 4: virt.launcher.v1.DHCPLease.routes:type_name -> virt.launcher.v1.Route
+	25, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
+	25, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
+	0,  // 7: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
+	26, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
+	1,  // 9: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
+	2,  // 10: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
+	25, // 11: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
+	3,  // 12: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
+	7,  // 13: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
+	12, // 14: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
+	14, // 15: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
+	16, // 16: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
+	18, // 17: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
+	20, // 18: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
+	22, // 19: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
+	24, // 20: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
+	4,  // 21: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
+	11, // 22: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
+	13, // 23: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
+	15, // 24: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
+	17, // 25: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
+	19, // 26: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
+	21, // 27: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
+	23, // 28: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
+	27, // 29: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
+	21, // [21:30] is the sub-list for method output_type
+	12, // [12:21] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_launcher_proto_init() }
@@ -1551,14 +1820,14 @@ func file_launcher_proto_init() {
 	if File_launcher_proto != nil {
 		return
 	}
-	file_launcher_proto_msgTypes[6].OneofWrappers = []any{}
+	file_launcher_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_launcher_proto_rawDesc), len(file_launcher_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
