@@ -192,10 +192,8 @@ type Interface struct {
 	Model string
 	// InterfaceBindingMethod connects the NIC to the pod's network.
 	InterfaceBindingMethod
-	// Ports the masquerade binding is to forward from the pod's address to
-	// the guest (in KubeVirt, empty forwards every port). Not yet forwarded
-	// by this platform: the guest reaches out through the pod, nothing
-	// reaches in.
+	// Ports the masquerade binding forwards from the pod's address to the
+	// guest. Empty forwards every TCP and UDP port (KubeVirt's behaviour).
 	Ports []Port
 	// MacAddress of the NIC, such as de:ad:00:00:be:af.
 	MacAddress string
@@ -206,11 +204,13 @@ type Interface struct {
 // InterfaceBindingMethod is how a NIC reaches its network. Exactly one member
 // may be set.
 type InterfaceBindingMethod struct {
-	// Bridge connects the NIC to the pod interface on a layer-2 bridge; the
-	// guest takes over the pod's IP address. Kept for KubeVirt manifests;
-	// this platform refuses it on the pod network: use masquerade.
+	// Bridge connects the NIC to the pod interface on a layer-2 bridge: the
+	// guest takes over the pod's IP address (and, unless macAddress is set,
+	// its MAC) by DHCP, and every port of the pod IP is the guest's.
 	Bridge *InterfaceBridge
-	// Masquerade puts the guest behind NAT on the pod's IP address.
+	// Masquerade puts the guest on a private network (vmNetworkCIDR) behind
+	// NAT on the pod's IP address: the pod IP's ports (all, or those listed)
+	// lead to the guest, which sees its clients' real addresses.
 	Masquerade *InterfaceMasquerade
 }
 

@@ -155,6 +155,11 @@ type VirtualMachineInstanceNetworkInterface struct {
 	MAC string
 	// InterfaceName is the name of the interface inside the guest.
 	InterfaceName string
+	// InfoSource says where the data comes from: "domain", "dhcp",
+	// "guest-agent", comma-separated.
+	InfoSource string
+	// PodInterfaceName is the pod interface the guest NIC is bound to.
+	PodInterfaceName string
 }
 
 // VirtualMachineInstancePhaseTransitionTimestamp records a phase change.

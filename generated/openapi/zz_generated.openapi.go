@@ -18003,13 +18003,13 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 					},
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address. Kept for KubeVirt manifests; this platform refuses it on the pod network: use masquerade.",
+							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge: the guest takes over the pod's IP address (and, unless macAddress is set, its MAC) by DHCP, and every port of the pod IP is the guest's.",
 							Ref:         ref(virtualizationv1.InterfaceBridge{}.OpenAPIModelName()),
 						},
 					},
 					"masquerade": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Masquerade puts the guest behind NAT on the pod's IP address.",
+							Description: "Masquerade puts the guest on a private network (vmNetworkCIDR) behind NAT on the pod's IP address: the pod IP's ports (all, or those listed) lead to the guest, which sees its clients' real addresses.",
 							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
@@ -18020,7 +18020,7 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Ports the masquerade binding is to forward from the pod's address to the guest (in KubeVirt, empty forwards every port). Not yet forwarded by this platform: the guest reaches out through the pod, nothing reaches in.",
+							Description: "Ports the masquerade binding forwards from the pod's address to the guest. Empty forwards every TCP and UDP port (KubeVirt's behaviour).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18063,13 +18063,13 @@ func schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref common.Refere
 				Properties: map[string]spec.Schema{
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge; the guest takes over the pod's IP address. Kept for KubeVirt manifests; this platform refuses it on the pod network: use masquerade.",
+							Description: "Bridge connects the NIC to the pod interface on a layer-2 bridge: the guest takes over the pod's IP address (and, unless macAddress is set, its MAC) by DHCP, and every port of the pod IP is the guest's.",
 							Ref:         ref(virtualizationv1.InterfaceBridge{}.OpenAPIModelName()),
 						},
 					},
 					"masquerade": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Masquerade puts the guest behind NAT on the pod's IP address.",
+							Description: "Masquerade puts the guest on a private network (vmNetworkCIDR) behind NAT on the pod's IP address: the pod IP's ports (all, or those listed) lead to the guest, which sees its clients' real addresses.",
 							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
@@ -18967,6 +18967,20 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(r
 					"interfaceName": {
 						SchemaProps: spec.SchemaProps{
 							Description: "InterfaceName is the name of the interface inside the guest.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"infoSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InfoSource says where the data comes from, as a comma-separated list: \"domain\" (the launcher's domain), \"dhcp\" (the lease the guest took from the launcher's DHCP server), \"guest-agent\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podInterfaceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodInterfaceName is the pod interface the guest NIC is bound to, such as eth0.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -1957,6 +1957,16 @@ func (m *VirtualMachineInstanceNetworkInterface) MarshalToSizedBuffer(dAtA []byt
 	_ = i
 	var l int
 	_ = l
+	i -= len(m.PodInterfaceName)
+	copy(dAtA[i:], m.PodInterfaceName)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PodInterfaceName)))
+	i--
+	dAtA[i] = 0x3a
+	i -= len(m.InfoSource)
+	copy(dAtA[i:], m.InfoSource)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.InfoSource)))
+	i--
+	dAtA[i] = 0x32
 	i -= len(m.InterfaceName)
 	copy(dAtA[i:], m.InterfaceName)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.InterfaceName)))
@@ -3473,6 +3483,10 @@ func (m *VirtualMachineInstanceNetworkInterface) Size() (n int) {
 	n += 1 + l + sovGenerated(uint64(l))
 	l = len(m.InterfaceName)
 	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.InfoSource)
+	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.PodInterfaceName)
+	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -4286,6 +4300,8 @@ func (this *VirtualMachineInstanceNetworkInterface) String() string {
 		`IPAddresses:` + fmt.Sprintf("%v", this.IPAddresses) + `,`,
 		`MAC:` + fmt.Sprintf("%v", this.MAC) + `,`,
 		`InterfaceName:` + fmt.Sprintf("%v", this.InterfaceName) + `,`,
+		`InfoSource:` + fmt.Sprintf("%v", this.InfoSource) + `,`,
+		`PodInterfaceName:` + fmt.Sprintf("%v", this.PodInterfaceName) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -10117,6 +10133,70 @@ func (m *VirtualMachineInstanceNetworkInterface) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.InterfaceName = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field InfoSource", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.InfoSource = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 7:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PodInterfaceName", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PodInterfaceName = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

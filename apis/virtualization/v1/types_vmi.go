@@ -204,6 +204,15 @@ type VirtualMachineInstanceNetworkInterface struct {
 	// InterfaceName is the name of the interface inside the guest.
 	// +optional
 	InterfaceName string `json:"interfaceName,omitempty" protobuf:"bytes,5,opt,name=interfaceName"`
+	// InfoSource says where the data comes from, as a comma-separated list:
+	// "domain" (the launcher's domain), "dhcp" (the lease the guest took
+	// from the launcher's DHCP server), "guest-agent".
+	// +optional
+	InfoSource string `json:"infoSource,omitempty" protobuf:"bytes,6,opt,name=infoSource"`
+	// PodInterfaceName is the pod interface the guest NIC is bound to, such
+	// as eth0.
+	// +optional
+	PodInterfaceName string `json:"podInterfaceName,omitempty" protobuf:"bytes,7,opt,name=podInterfaceName"`
 }
 
 // VirtualMachineInstancePhaseTransitionTimestamp records a phase change.

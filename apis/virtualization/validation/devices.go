@@ -143,8 +143,8 @@ func validateNetworks(networks []virtualization.Network, fldPath *field.Path) (s
 			switch {
 			case err != nil || !prefix.Addr().Is4():
 				allErrs = append(allErrs, field.Invalid(p.Child("pod", "vmNetworkCIDR"), cidr, "must be an IPv4 CIDR such as 198.19.255.0/24"))
-			case prefix.Bits() > 29:
-				allErrs = append(allErrs, field.Invalid(p.Child("pod", "vmNetworkCIDR"), cidr, "must be /29 or larger: it holds the gateway, DNS and the guest"))
+			case prefix.Bits() > 30:
+				allErrs = append(allErrs, field.Invalid(p.Child("pod", "vmNetworkCIDR"), cidr, "must be /30 or larger: it holds the gateway (first address) and the guest (second)"))
 			}
 		}
 	}
@@ -207,13 +207,6 @@ func validateInterfaces(ifaces []virtualization.Interface, networks sets.Set[str
 			allErrs = append(allErrs, field.Forbidden(p, "an interface has one binding: bridge or masquerade, not both"))
 		case iface.Bridge == nil && iface.Masquerade == nil:
 			allErrs = append(allErrs, field.Required(p.Child("masquerade"), "a binding is required: masquerade: {}"))
-		case iface.Bridge != nil:
-			// Refused here rather than by the launcher at start: a VMI the
-			// platform cannot run is better never stored (a VM would only
-			// crash-loop). The pod network is the only network, so this is
-			// KubeVirt's "bridge on the pod network", which it too can refuse
-			// at admission.
-			allErrs = append(allErrs, field.Forbidden(p.Child("bridge"), "the bridge binding on the pod network is not supported by this platform: use masquerade: {}"))
 		}
 		if !slices.Contains(nicModels, iface.Model) {
 			allErrs = append(allErrs, field.NotSupported(p.Child("model"), iface.Model, nicModels))
@@ -242,8 +235,14 @@ func validatePorts(iface virtualization.Interface, fldPath *field.Path) field.Er
 		allErrs = append(allErrs, field.Forbidden(fldPath, "ports are forwarded only by the masquerade binding"))
 	}
 	names := sets.New[string]()
+	forwarded := sets.New[virtualization.Port]()
 	for i, port := range iface.Ports {
 		p := fldPath.Index(i)
+		if key := (virtualization.Port{Protocol: port.Protocol, Port: port.Port}); forwarded.Has(key) {
+			allErrs = append(allErrs, field.Duplicate(p, fmt.Sprintf("%s/%d", port.Protocol, port.Port)))
+		} else {
+			forwarded.Insert(key)
+		}
 		if port.Port < 1 || port.Port > 65535 {
 			allErrs = append(allErrs, field.Invalid(p.Child("port"), port.Port, "must be between 1 and 65535"))
 		}

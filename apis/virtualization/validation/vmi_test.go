@@ -52,6 +52,13 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		wantPaths []string
 	}{
 		{name: "valid", mutate: func(*virtualization.VirtualMachineInstance) {}},
+		{name: "bridge binding", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Masquerade = nil
+			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
+		}},
+		{name: "the smallest VM network", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Networks[0].Pod.VMNetworkCIDR = "198.19.255.4/30"
+		}},
 		{name: "name not a DNS label", mutate: func(v *virtualization.VirtualMachineInstance) { v.Name = "Tiny_VM" },
 			wantPaths: []string{"metadata.name"}},
 		{name: "zero cores", mutate: func(v *virtualization.VirtualMachineInstance) { v.Spec.Domain.CPU.Cores = 0 },
@@ -114,10 +121,14 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		{name: "interface with two bindings", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
 		}, wantPaths: []string{"spec.domain.devices.interfaces[0]"}},
-		{name: "bridge binding", mutate: func(v *virtualization.VirtualMachineInstance) {
+		{name: "ports with the bridge binding", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].Masquerade = nil
 			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtualization.InterfaceBridge{}
-		}, wantPaths: []string{"spec.domain.devices.interfaces[0].bridge"}},
+			v.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Port: 80, Protocol: "TCP"}}
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].ports"}},
+		{name: "a port forwarded twice", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Port: 80, Protocol: "TCP"}, {Name: "web", Port: 80, Protocol: "TCP"}}
+		}, wantPaths: []string{"spec.domain.devices.interfaces[0].ports[1]"}},
 		{name: "bad MAC", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].MacAddress = "01:00:5e:00:00:01"
 		}, wantPaths: []string{"spec.domain.devices.interfaces[0].macAddress"}},
@@ -267,10 +278,5 @@ func TestVirtualMachineInstanceWarnings(t *testing.T) {
 	vmi.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("32Mi"))
 	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 2 {
 		t.Errorf("want 2 warnings (grace 0, little memory), got %v", w)
-	}
-	vmi = validVMI()
-	vmi.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Port: 22}}
-	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 1 || !strings.Contains(w[0], "interfaces[0].ports: not forwarded") {
-		t.Errorf("want the ports warning, got %v", w)
 	}
 }

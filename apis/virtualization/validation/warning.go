@@ -24,11 +24,6 @@ func VirtualMachineInstanceWarnings(spec *virtualization.VirtualMachineInstanceS
 	if cpu := spec.Domain.CPU; cpu != nil && cpu.Model == "host-passthrough" {
 		warn("spec.domain.cpu.model: host-passthrough ties the guest to the CPU of its node")
 	}
-	for i, iface := range spec.Domain.Devices.Interfaces {
-		if len(iface.Ports) > 0 {
-			warn("spec.domain.devices.interfaces[%d].ports: not forwarded into the guest yet; the guest reaches out through the pod, nothing reaches in", i)
-		}
-	}
 	if spec.Domain.Resources.OvercommitGuestOverhead {
 		warn("spec.domain.resources.overcommitGuestOverhead: the launcher pod requests less memory than it uses and may be evicted under memory pressure")
 	}

@@ -484,6 +484,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
   map:
     fields:
+    - name: infoSource
+      type:
+        scalar: string
     - name: interfaceName
       type:
         scalar: string
@@ -500,6 +503,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: name
+      type:
+        scalar: string
+    - name: podInterfaceName
       type:
         scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp

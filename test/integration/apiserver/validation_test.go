@@ -70,10 +70,10 @@ func TestInvalidVMIsAreRefusedWithFieldPaths(t *testing.T) {
 			v.Spec.Domain.Devices.Interfaces[0].Masquerade = nil
 			v.Spec.Domain.Devices.Interfaces[0].Ports = nil
 		}, "spec.domain.devices.interfaces[0].masquerade"},
-		{"bridge binding", func(v *virtv1.VirtualMachineInstance) {
+		{"ports with the bridge binding", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].Masquerade = nil
 			v.Spec.Domain.Devices.Interfaces[0].Bridge = &virtv1.InterfaceBridge{}
-		}, "spec.domain.devices.interfaces[0].bridge"},
+		}, "spec.domain.devices.interfaces[0].ports"},
 		{"unknown NIC model", func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Devices.Interfaces[0].Model = "ne3000" },
 			"spec.domain.devices.interfaces[0].model"},
 		{"multicast MAC", func(v *virtv1.VirtualMachineInstance) {

@@ -34,10 +34,8 @@ type InterfaceApplyConfiguration struct {
 	Model *string `json:"model,omitempty"`
 	// InterfaceBindingMethod connects the NIC to the pod's network.
 	InterfaceBindingMethodApplyConfiguration `json:""`
-	// Ports the masquerade binding is to forward from the pod's address to
-	// the guest (in KubeVirt, empty forwards every port). Not yet forwarded
-	// by this platform: the guest reaches out through the pod, nothing
-	// reaches in.
+	// Ports the masquerade binding forwards from the pod's address to the
+	// guest. Empty forwards every TCP and UDP port (KubeVirt's behaviour).
 	Ports []PortApplyConfiguration `json:"ports,omitempty"`
 	// MacAddress of the NIC, such as de:ad:00:00:be:af.
 	MacAddress *string `json:"macAddress,omitempty"`

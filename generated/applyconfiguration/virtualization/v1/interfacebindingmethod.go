@@ -28,11 +28,13 @@ import (
 // InterfaceBindingMethod is how a NIC reaches its network. Exactly one member
 // may be set.
 type InterfaceBindingMethodApplyConfiguration struct {
-	// Bridge connects the NIC to the pod interface on a layer-2 bridge; the
-	// guest takes over the pod's IP address. Kept for KubeVirt manifests;
-	// this platform refuses it on the pod network: use masquerade.
+	// Bridge connects the NIC to the pod interface on a layer-2 bridge: the
+	// guest takes over the pod's IP address (and, unless macAddress is set,
+	// its MAC) by DHCP, and every port of the pod IP is the guest's.
 	Bridge *virtualizationv1.InterfaceBridge `json:"bridge,omitempty"`
-	// Masquerade puts the guest behind NAT on the pod's IP address.
+	// Masquerade puts the guest on a private network (vmNetworkCIDR) behind
+	// NAT on the pod's IP address: the pod IP's ports (all, or those listed)
+	// lead to the guest, which sees its clients' real addresses.
 	Masquerade *virtualizationv1.InterfaceMasquerade `json:"masquerade,omitempty"`
 }
 

@@ -33,6 +33,13 @@ type VirtualMachineInstanceNetworkInterfaceApplyConfiguration struct {
 	MAC *string `json:"mac,omitempty"`
 	// InterfaceName is the name of the interface inside the guest.
 	InterfaceName *string `json:"interfaceName,omitempty"`
+	// InfoSource says where the data comes from, as a comma-separated list:
+	// "domain" (the launcher's domain), "dhcp" (the lease the guest took
+	// from the launcher's DHCP server), "guest-agent".
+	InfoSource *string `json:"infoSource,omitempty"`
+	// PodInterfaceName is the pod interface the guest NIC is bound to, such
+	// as eth0.
+	PodInterfaceName *string `json:"podInterfaceName,omitempty"`
 }
 
 // VirtualMachineInstanceNetworkInterfaceApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceNetworkInterface type for use with
@@ -80,5 +87,21 @@ func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithMAC(value
 // If called multiple times, the InterfaceName field is set to the value of the last call.
 func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithInterfaceName(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
 	b.InterfaceName = &value
+	return b
+}
+
+// WithInfoSource sets the InfoSource field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InfoSource field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithInfoSource(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.InfoSource = &value
+	return b
+}
+
+// WithPodInterfaceName sets the PodInterfaceName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodInterfaceName field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithPodInterfaceName(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.PodInterfaceName = &value
 	return b
 }
