@@ -2,7 +2,6 @@ package domain
 
 import (
 	"fmt"
-	"net/netip"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -93,11 +92,12 @@ func driveLetters(i int) string {
 	return s
 }
 
-// setInterfaces attaches every spec interface to its network. The masquerade
-// binding is QEMU's user-mode network stack: the guest sits on
-// vmNetworkCIDR behind the launcher's own address, with no privileges and no
-// devices needed in the pod.
-func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance) error {
+// setInterfaces attaches every spec interface to the tap virt-handler's
+// network binding prepared for it in the pod (host.Interfaces): an
+// unmanaged ethernet interface, so that libvirt opens the existing tap and
+// changes nothing in the pod's network, which this unprivileged process may
+// not touch. The binding (masquerade or bridge) decided everything else.
+func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) error {
 	networks := map[string]*virtv1.Network{}
 	for i := range vmi.Spec.Networks {
 		networks[vmi.Spec.Networks[i].Name] = &vmi.Spec.Networks[i]
@@ -110,31 +110,32 @@ func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance) err
 		if network.Pod == nil {
 			return fmt.Errorf("interface %q: network %q is not the pod network", iface.Name, network.Name)
 		}
-		switch {
-		case iface.Bridge != nil:
-			return fmt.Errorf("interface %q: the bridge binding is not implemented, use masquerade", iface.Name)
-		case iface.Masquerade == nil:
+		if iface.Bridge == nil && iface.Masquerade == nil {
 			return fmt.Errorf("interface %q: no binding method", iface.Name)
-		}
-		cidr := network.Pod.VMNetworkCIDR
-		prefix, err := netip.ParsePrefix(cidr)
-		if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
-			return fmt.Errorf("network %q: vmNetworkCIDR %q is not an IPv4 network of at least 4 addresses", network.Name, cidr)
 		}
 		if iface.Model == "" {
 			return fmt.Errorf("interface %q: no model", iface.Name)
 		}
-		di := libvirtxml.DomainInterface{
-			Source: &libvirtxml.DomainInterfaceSource{User: &libvirtxml.DomainInterfaceSourceUser{}},
-			// For the user-mode stack, the address is the network's: QEMU
-			// puts its gateway at .2, DNS at .3 and the guest's DHCP lease
-			// from .15.
-			IP:    []libvirtxml.DomainInterfaceIP{{Family: "ipv4", Address: prefix.Masked().Addr().String(), Prefix: uint(prefix.Bits())}},
-			Model: &libvirtxml.DomainInterfaceModel{Type: iface.Model},
-			Alias: &libvirtxml.DomainAlias{Name: AliasPrefix + iface.Name},
+		nic, ok := host.Interfaces[iface.Name]
+		if !ok || nic.Tap == "" {
+			return fmt.Errorf("interface %q: no tap prepared in the pod for it", iface.Name)
 		}
-		if iface.MacAddress != "" {
-			di.MAC = &libvirtxml.DomainInterfaceMAC{Address: iface.MacAddress}
+		mac := nic.MAC
+		if mac == "" {
+			mac = iface.MacAddress
+		}
+		if mac == "" {
+			return fmt.Errorf("interface %q: no MAC address", iface.Name)
+		}
+		di := libvirtxml.DomainInterface{
+			Source: &libvirtxml.DomainInterfaceSource{Ethernet: &libvirtxml.DomainInterfaceSourceEthernet{}},
+			Target: &libvirtxml.DomainInterfaceTarget{Dev: nic.Tap, Managed: "no"},
+			MAC:    &libvirtxml.DomainInterfaceMAC{Address: mac},
+			Model:  &libvirtxml.DomainInterfaceModel{Type: iface.Model},
+			Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + iface.Name},
+		}
+		if nic.MTU > 0 {
+			di.MTU = &libvirtxml.DomainInterfaceMTU{Size: nic.MTU}
 		}
 		if iface.BootOrder != nil {
 			di.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*iface.BootOrder)}

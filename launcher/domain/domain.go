@@ -54,7 +54,7 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 	if err := setDisks(d, vmi, host); err != nil {
 		return nil, err
 	}
-	if err := setInterfaces(d, vmi); err != nil {
+	if err := setInterfaces(d, vmi, host); err != nil {
 		return nil, err
 	}
 	if err := setSerial(d, spec, host); err != nil {

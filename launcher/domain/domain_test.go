@@ -53,6 +53,10 @@ func testHost() Host {
 		SerialLog:    "/var/run/virt/serial0.log",
 		VNCSocket:    "/var/run/virt/vnc.sock",
 		EFI:          DebianOVMF,
+		Interfaces: map[string]Interface{
+			virtv1.DefaultPodNetworkName: {Tap: "tap0", MAC: "52:54:00:5e:1a:07", MTU: 1500},
+			"pod":                        {Tap: "tap0", MTU: 1450},
+		},
 	}
 }
 
@@ -122,6 +126,11 @@ func TestConvertGolden(t *testing.T) {
 				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}},
 			}}
 		}},
+		{name: "bridge", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod", MacAddress: "02:00:00:00:00:01",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}}
+		}},
 		{name: "no-serial-no-network", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.AutoattachSerialConsole = ptr.To(false)
 			v.Spec.Domain.Devices.AutoattachPodInterface = ptr.To(false)
@@ -181,16 +190,12 @@ func TestConvertErrors(t *testing.T) {
 	}{
 		{name: "no memory", mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Resources.Requests = nil },
 			wantErr: "memory.guest is not set"},
-		{name: "bridge", mutate: func(v *virtv1.VirtualMachineInstance) {
+		{name: "no tap prepared", host: func(h *Host) { h.Interfaces = nil }, wantErr: `interface "default": no tap prepared`},
+		{name: "no MAC", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
 			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod",
 				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}}
-		}, wantErr: "bridge binding is not implemented"},
-		{name: "bad cidr", mutate: func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "fd00::/64"}}}}
-			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod",
-				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}}
-		}, wantErr: "not an IPv4 network"},
+		}, wantErr: `interface "pod": no MAC address`},
 		{name: "disk without file", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "other"}}
 			v.Spec.Volumes = []virtv1.Volume{volume("other", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{}})}

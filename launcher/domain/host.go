@@ -45,6 +45,19 @@ type Host struct {
 	VNCSocket string
 	// EFI holds the OVMF firmware files for spec.domain.firmware.bootloader.efi.
 	EFI EFIFirmware
+	// Interfaces maps each spec interface's name to the NIC prepared for it
+	// in the pod's network namespace.
+	Interfaces map[string]Interface
+}
+
+// Interface is a guest NIC's side in the pod: the tap it opens.
+type Interface struct {
+	// Tap is the existing tap device, owned by the launcher's user.
+	Tap string
+	// MAC is the guest's address; empty takes the spec's macAddress.
+	MAC string
+	// MTU of the link, 0 for QEMU's default.
+	MTU uint
 }
 
 // Disk is the file behind a volume.
