@@ -30,6 +30,8 @@ type Calls struct {
 	Kill      int
 	// Pause, Unpause and SoftReboot count the calls, answered or refused.
 	Pause, Unpause, SoftReboot int
+	// NICs are the interfaces of the last Sync call.
+	NICs []*apiv1.InterfaceNetwork
 }
 
 // Server is a fake launcher. Create it with Start.
@@ -233,6 +235,11 @@ func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncRes
 	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
 	}
+	s.calls.NICs = req.GetInterfaces()
+	nics := map[string]*apiv1.InterfaceNetwork{}
+	for _, nic := range req.GetInterfaces() {
+		nics[nic.GetName()] = nic
+	}
 	syncErr := s.syncErr
 	if len(s.syncScript) > 0 {
 		syncErr, s.syncScript = s.syncScript[0], s.syncScript[1:]
@@ -242,6 +249,10 @@ func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncRes
 		return nil, status.Errorf(codes.InvalidArgument, "VMI uid %s is not this launcher's %s", vmi.UID, s.ref.Uid)
 	case syncErr != nil:
 		return nil, syncErr
+	case len(nics) != len(vmi.Spec.Domain.Devices.Interfaces):
+		// As the launcher, which refuses to convert an interface whose
+		// tap was not prepared.
+		return nil, status.Errorf(codes.InvalidArgument, "%d interfaces, %d prepared NICs", len(vmi.Spec.Domain.Devices.Interfaces), len(nics))
 	case s.domain.StopReason != apiv1.StopReason_STOP_REASON_UNSPECIFIED:
 		return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.domain.Name)
 	case s.domain.ShutdownRequested:
@@ -250,9 +261,9 @@ func (s *Server) Sync(_ context.Context, req *apiv1.SyncRequest) (*apiv1.SyncRes
 	if s.domain.State == apiv1.DomainState_DOMAIN_STATE_ABSENT {
 		s.domain.State, s.domain.Reason = apiv1.DomainState_DOMAIN_STATE_SHUTOFF, "unknown"
 		s.domain.Uuid = string(vmi.UID)
-		for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
 			s.domain.Interfaces = append(s.domain.Interfaces, &apiv1.Interface{
-				Name: iface.Name, Model: iface.Model, Mac: fmt.Sprintf("52:54:00:00:00:%02x", i+1),
+				Name: iface.Name, Model: iface.Model, Mac: nics[iface.Name].GetMacAddress(),
 			})
 		}
 		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_DEFINED, "added")
@@ -400,4 +411,17 @@ func (s *Server) WatchDomain(_ *apiv1.WatchDomainRequest, stream apiv1.Launcher_
 			}
 		}
 	}
+}
+
+// NICs are NICs for every interface of vmi, as a network binding would have
+// prepared them, for tests that call Sync themselves.
+func NICs(vmi *virtv1.VirtualMachineInstance) []*apiv1.InterfaceNetwork {
+	var nics []*apiv1.InterfaceNetwork
+	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		nics = append(nics, &apiv1.InterfaceNetwork{
+			Name: iface.Name, TapDevice: fmt.Sprintf("tap%d", i), Mtu: 1500,
+			MacAddress: fmt.Sprintf("52:54:00:00:01:%02x", i),
+		})
+	}
+	return nics
 }

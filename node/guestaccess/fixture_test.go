@@ -153,7 +153,7 @@ func (f *fixture) launch(g *guest) (*fakelauncher.Server, *monitor.Launcher) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := l.Sync(f.t.Context(), g.vmi); err != nil {
+	if _, err := l.Sync(f.t.Context(), g.vmi, fakelauncher.NICs(g.vmi)); err != nil {
 		f.t.Fatal(err)
 	}
 	return fake, l

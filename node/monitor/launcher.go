@@ -236,8 +236,9 @@ func (l *Launcher) Observe(d *apiv1.Domain) {
 	}
 }
 
-// Sync asks the launcher to run vmi's domain and returns the domain.
-func (l *Launcher) Sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*apiv1.Domain, error) {
+// Sync asks the launcher to run vmi's domain, its NICs attached to nics,
+// and returns the domain.
+func (l *Launcher) Sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance, nics []*apiv1.InterfaceNetwork) (*apiv1.Domain, error) {
 	vmi = vmi.DeepCopy()
 	vmi.APIVersion, vmi.Kind = virtv1.SchemeGroupVersion.String(), "VirtualMachineInstance"
 	data, err := json.Marshal(vmi)
@@ -246,7 +247,7 @@ func (l *Launcher) Sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance)
 	}
 	var resp *apiv1.SyncResponse
 	err = l.call(ctx, l.cfg.SyncTimeout, func(ctx context.Context) (err error) {
-		resp, err = l.client.Sync(ctx, &apiv1.SyncRequest{VmiJson: data})
+		resp, err = l.client.Sync(ctx, &apiv1.SyncRequest{VmiJson: data, Interfaces: nics})
 		return err
 	})
 	if err != nil {

@@ -109,7 +109,7 @@ func TestWatchFollowsTheDomain(t *testing.T) {
 	if info := l.State().Info; info.GetDomainType() != "qemu" || info.GetVmi().GetUid() != "vmi-uid" {
 		t.Errorf("Info = %v, want the launcher's", info)
 	}
-	d, err := l.Sync(t.Context(), vmi)
+	d, err := l.Sync(t.Context(), vmi, fakelauncher.NICs(vmi))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestPauseAndUnpause(t *testing.T) {
 	if err := l.Pause(t.Context()); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("Pause before the guest started = %v, want FailedPrecondition", err)
 	}
-	if _, err := l.Sync(t.Context(), vmi); err != nil {
+	if _, err := l.Sync(t.Context(), vmi, fakelauncher.NICs(vmi)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Pause(t.Context()); err != nil {
@@ -201,7 +201,7 @@ func TestWatchReconnectsAfterTheLauncherWentAway(t *testing.T) {
 
 	fake.Exit()
 	eventually(t, "the broken watch reported", func() bool { return l.State().Err != nil })
-	if _, err := l.Sync(t.Context(), vmi); status.Code(err) != codes.Unavailable {
+	if _, err := l.Sync(t.Context(), vmi, fakelauncher.NICs(vmi)); status.Code(err) != codes.Unavailable {
 		t.Errorf("Sync with no launcher = %v, want Unavailable", err)
 	}
 

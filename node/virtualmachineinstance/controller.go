@@ -25,6 +25,7 @@ import (
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
 	"kubevirt.dev/virt/internal/vmipod"
+	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/node/monitor"
 )
 
@@ -39,7 +40,16 @@ const (
 	ReasonSyncRetrying        = "SyncRetrying"
 	ReasonLauncherUnreachable = "LauncherUnreachable"
 	ReasonShutdownUnconfirmed = "ShutdownUnconfirmed"
+	ReasonNetworkSetupFailed  = "NetworkSetupFailed"
 )
+
+// NetworkPreparer readies the pod network for a VMI's NICs before its
+// launcher starts the domain (node/network.Preparer).
+type NetworkPreparer interface {
+	// Prepare runs the VMI's network bindings in the network namespace of
+	// the launcher serving launcherSocket. It is idempotent.
+	Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, launcherSocket string) ([]*apiv1.InterfaceNetwork, error)
+}
 
 // Config is what the controller needs to know about its node.
 type Config struct {
@@ -54,6 +64,8 @@ type Config struct {
 	// warning event, and before a VMI being deleted is let go without a
 	// confirmed shutdown (the pod's deletion then stops the guest).
 	UnreachableAfter time.Duration
+	// Network prepares the guests' NICs in their pods. Required.
+	Network NetworkPreparer
 }
 
 // Controller is the node's VMI controller. Create it with New and start it
@@ -98,6 +110,9 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 	vmis virtinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer,
 	recorder record.EventRecorder, c clock.WithTicker) (*Controller, error) {
 	logger := klog.FromContext(ctx)
+	if cfg.Network == nil {
+		return nil, fmt.Errorf("no network preparer: guests would have no NICs")
+	}
 	ctrl := &Controller{
 		cfg:        cfg,
 		kube:       kube,

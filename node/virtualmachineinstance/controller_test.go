@@ -1,6 +1,7 @@
 package virtualmachineinstance
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -46,10 +47,12 @@ func TestScheduledToRunningInOneWrite(t *testing.T) {
 		t.Errorf("SoftwareEmulation = %+v, want True with reason %s and a message", c, virtv1.ReasonSoftwareEmulation)
 	}
 	want := []virtv1.VirtualMachineInstanceNetworkInterface{{
-		Name: "default", MAC: "52:54:00:00:00:01", IPAddress: "198.18.0.9", IPAddresses: []string{"198.18.0.9"},
+		Name: "default", MAC: "52:54:00:00:02:00", IPAddress: "198.18.0.9", IPAddresses: []string{"198.18.0.9"},
+		InfoSource: "domain", PodInterfaceName: "eth0",
 	}}
 	if !slices.EqualFunc(got.Status.Interfaces, want, func(a, b virtv1.VirtualMachineInstanceNetworkInterface) bool {
-		return a.Name == b.Name && a.MAC == b.MAC && a.IPAddress == b.IPAddress && slices.Equal(a.IPAddresses, b.IPAddresses)
+		return a.Name == b.Name && a.MAC == b.MAC && a.IPAddress == b.IPAddress && slices.Equal(a.IPAddresses, b.IPAddresses) &&
+			a.InfoSource == b.InfoSource && a.PodInterfaceName == b.PodInterfaceName
 	}) {
 		t.Errorf("interfaces = %+v, want %+v", got.Status.Interfaces, want)
 	}
@@ -166,6 +169,50 @@ func TestSyncRefused(t *testing.T) {
 				t.Errorf("Sync calls = %d, want 1: a refused VMI is not retried", c.Sync)
 			}
 		})
+	}
+}
+
+// The NICs the network preparer made ready reach the launcher with the
+// Sync, and the VMI reports the MACs they carry.
+func TestNetworkPreparedBeforeSync(t *testing.T) {
+	vmi := scheduledVMI("vm")
+	pod := launcherPodOf(vmi)
+	f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
+	launcher := f.launcher(vmi, pod)
+	f.start()
+
+	got := f.waitVMI("vm", "Running", isRunning)
+	f.settled()
+	nics := launcher.Calls().NICs
+	if len(nics) != 1 || nics[0].GetName() != vmi.Spec.Domain.Devices.Interfaces[0].Name || nics[0].GetTapDevice() != "tap0" {
+		t.Fatalf("Sync carried NICs %v, want the prepared tap0 for the VMI's interface", nics)
+	}
+	if len(got.Status.Interfaces) != 1 || got.Status.Interfaces[0].MAC != nics[0].GetMacAddress() {
+		t.Errorf("status.interfaces = %+v, want the prepared MAC %s", got.Status.Interfaces, nics[0].GetMacAddress())
+	}
+}
+
+// A network that cannot be prepared yet is retried with back-off, with a
+// warning, and the launcher is not asked to start a guest without it.
+func TestNetworkSetupFailureIsRetried(t *testing.T) {
+	vmi := scheduledVMI("vm")
+	pod := launcherPodOf(vmi)
+	f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
+	launcher := f.launcher(vmi, pod)
+	f.network.failNext(errors.New("open the network namespace of launcher pid 42: no such process"),
+		errors.New("interface \"default\" (masquerade): add DNAT rules: busy"))
+	f.start()
+
+	f.waitVMI("vm", "Running after the retries", isRunning)
+	f.settled()
+	if n := f.network.callCount(); n != 3 {
+		t.Errorf("network prepared %d times, want 3: two failures, then the success", n)
+	}
+	if c := launcher.Calls(); c.Sync != 1 {
+		t.Errorf("Sync calls = %d, want 1: no start without a network", c.Sync)
+	}
+	if !f.hasEvent(ReasonNetworkSetupFailed) {
+		t.Errorf("no %s event; events: %v", ReasonNetworkSetupFailed, f.eventList())
 	}
 }
 

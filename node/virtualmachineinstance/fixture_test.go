@@ -72,6 +72,9 @@ type fixture struct {
 	// and an empty queue means an idle controller.
 	workMu sync.Mutex
 
+	// network is the fake network preparer.
+	network *fakeNetwork
+
 	stop    func()
 	running bool
 	ctx     context.Context
@@ -94,6 +97,7 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 		virt: virtfake.NewClientset(virtObjs...),
 
 		launchers: map[types.UID]*fakelauncher.Server{},
+		network:   &fakeNetwork{},
 	}
 	f.rv.Store(100)
 	f.serverLike()
@@ -203,6 +207,7 @@ func (f *fixture) start() {
 			Backoff: wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 200 * time.Millisecond},
 		},
 		UnreachableAfter: 2 * time.Second,
+		Network:          f.network,
 	}
 	f.vmisHanded, f.podsHanded = newHanded(), newHanded()
 	f.reports = &reported{domains: map[types.UID]*apiv1.Domain{}}
@@ -479,4 +484,43 @@ func phaseIs(p virtv1.VirtualMachineInstancePhase, reason string) func(*virtv1.V
 	return func(v *virtv1.VirtualMachineInstance) bool {
 		return v != nil && v.Status.Phase == p && v.Status.Reason == reason
 	}
+}
+
+// fakeNetwork prepares one NIC per interface, the MAC derived from the VMI,
+// or fails as told.
+type fakeNetwork struct {
+	mu    sync.Mutex
+	calls int
+	fail  []error
+}
+
+func (n *fakeNetwork) Prepare(_ context.Context, vmi *virtv1.VirtualMachineInstance, socket string) ([]*apiv1.InterfaceNetwork, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls++
+	if len(n.fail) > 0 {
+		err := n.fail[0]
+		n.fail = n.fail[1:]
+		return nil, err
+	}
+	var nics []*apiv1.InterfaceNetwork
+	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		nics = append(nics, &apiv1.InterfaceNetwork{
+			Name: iface.Name, TapDevice: fmt.Sprintf("tap%d", i), Mtu: 1500,
+			MacAddress: fmt.Sprintf("52:54:00:00:%02x:%02x", len(vmi.Name), i),
+		})
+	}
+	return nics, nil
+}
+
+func (n *fakeNetwork) failNext(errs ...error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.fail = append(n.fail, errs...)
+}
+
+func (n *fakeNetwork) callCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls
 }

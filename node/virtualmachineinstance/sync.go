@@ -175,8 +175,14 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 			end := vmistatus.LauncherGone(fmt.Sprintf("The launcher has no running domain (%s) for a %s VMI", d.GetState(), vmi.Status.Phase))
 			return c.finish(ctx, vmi, &end)
 		}
-		var err error
-		if d, err = obs.launcher.Sync(ctx, vmi); err != nil {
+		// The NICs are made ready (again: it is idempotent, and a restart
+		// of this handler may have cut it short) before every start attempt.
+		nics, err := c.cfg.Network.Prepare(ctx, vmi, obs.launcher.Target().Socket)
+		if err != nil {
+			c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonNetworkSetupFailed, "Preparing the pod network failed, will retry: %v", err)
+			return fmt.Errorf("prepare the pod network: %w", err)
+		}
+		if d, err = obs.launcher.Sync(ctx, vmi, nics); err != nil {
 			if d, err = c.syncFailed(ctx, vmi, obs, err); d == nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/node/network"
 )
 
 // Reasons of conditions the node sets besides the well-known phase reasons.
@@ -19,6 +20,13 @@ const (
 	ReasonSuspended = "Suspended"
 	// ReasonNotRunning: Ready=False for a domain that is not running yet.
 	ReasonNotRunning = "NotRunning"
+)
+
+// Sources of status.interfaces[].infoSource (KubeVirt's words, and "dhcp"
+// for the lease the launcher's DHCP server handed the guest).
+const (
+	InfoSourceDomain = "domain"
+	InfoSourceDHCP   = "dhcp"
 )
 
 // Running is vmi's status for a live (started, not ended) domain d of the
@@ -79,12 +87,14 @@ func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1
 }
 
 // interfaces are the guest's interfaces: each of the spec with the MAC the
-// launcher reports (or the spec's), and for pod-network interfaces the
-// pod's addresses, the masquerade binding putting the guest behind them.
+// launcher reports (or the spec's) and, for pod-network interfaces, the pod
+// interface it is bound to and the pod's addresses: what clients use, the
+// guest's own under the bridge binding, forwarded to the guest under
+// masquerade. InfoSource says "dhcp" too once the guest took its lease.
 func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain) []virtv1.VirtualMachineInstanceNetworkInterface {
-	macs := map[string]string{}
+	reported := map[string]*apiv1.Interface{}
 	for _, i := range d.GetInterfaces() {
-		macs[i.GetName()] = i.GetMac()
+		reported[i.GetName()] = i
 	}
 	podNetworks := map[string]bool{}
 	for _, n := range vmi.Spec.Networks {
@@ -101,13 +111,23 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Do
 	}
 	var out []virtv1.VirtualMachineInstanceNetworkInterface
 	for _, spec := range vmi.Spec.Domain.Devices.Interfaces {
-		iface := virtv1.VirtualMachineInstanceNetworkInterface{Name: spec.Name, MAC: macs[spec.Name]}
+		r := reported[spec.Name]
+		iface := virtv1.VirtualMachineInstanceNetworkInterface{Name: spec.Name, MAC: r.GetMac()}
 		if iface.MAC == "" {
 			iface.MAC = spec.MacAddress
 		}
-		if podNetworks[spec.Name] && spec.Masquerade != nil && len(ips) > 0 {
-			iface.IPAddress = ips[0]
-			iface.IPAddresses = ips
+		if r != nil {
+			iface.InfoSource = InfoSourceDomain
+			if r.GetDhcpAddress() != "" {
+				iface.InfoSource += ", " + InfoSourceDHCP
+			}
+		}
+		if podNetworks[spec.Name] {
+			iface.PodInterfaceName = network.PodInterface
+			if len(ips) > 0 {
+				iface.IPAddress = ips[0]
+				iface.IPAddresses = ips
+			}
 		}
 		out = append(out, iface)
 	}

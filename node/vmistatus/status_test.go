@@ -65,7 +65,8 @@ func TestRunning(t *testing.T) {
 				Reason:  virtv1.ReasonSoftwareEmulation,
 				Message: "The guest runs under software emulation (QEMU TCG) because the node has no usable hardware virtualisation: no vmx or svm flag in /proc/cpuinfo"},
 		)
-		s.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", MAC: "52:54:00:12:34:56", IPAddress: "198.18.0.7", IPAddresses: []string{"198.18.0.7"}}}
+		s.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", MAC: "52:54:00:12:34:56", IPAddress: "198.18.0.7", IPAddresses: []string{"198.18.0.7"},
+			InfoSource: "domain", PodInterfaceName: "eth0"}}
 		return s
 	}
 	withStatus := func(s *virtv1.VirtualMachineInstanceStatus) *virtv1.VirtualMachineInstance {
