@@ -10,6 +10,7 @@
 # the hash being that of its inputs. Images are built for the commands that
 # exist, so components are picked up as they land:
 #   pause                  hack/pause (static), containerd's sandbox image
+#   test-httpd             hack/testhttpd (static), the e2e tests' HTTP server pod
 #   virt-apiserver, virt-controller, virt-handler
 #                          cmd/<name> on a glibc base layer (built with the
 #                          same cgo setting as the tests, sharing their cache)
@@ -47,7 +48,7 @@ cgo_cmds=()
 for c in virt-apiserver virt-controller virt-handler virt-launcher; do
   if has_cmd "${c}"; then cgo_cmds+=("./cmd/${c}"); fi
 done
-static_cmds=(./hack/pause)
+static_cmds=(./hack/pause ./hack/testhttpd)
 if has_cmd virt-launcher && compgen -G "${ROOT}/cmd/virt-imagecopy/*.go" >/dev/null; then
   static_cmds+=(./cmd/virt-imagecopy)
 fi
@@ -158,6 +159,8 @@ image() {
 }
 
 image pause "" -- --add "/pause=${BIN}/pause:0755" --entrypoint /pause
+# The e2e tests' HTTP peer of a guest (pods and Services it reaches).
+image test-httpd "" -- --add "/testhttpd=${BIN}/testhttpd:0755" --entrypoint /testhttpd
 
 glibc="$(glibc_layer)"
 for c in virt-apiserver virt-controller virt-handler; do

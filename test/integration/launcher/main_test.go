@@ -279,7 +279,7 @@ func (l *launcher) finalState() *apiv1.Domain {
 }
 
 // guestVMI is a VMI booting the test guest by kernel boot, with the extra
-// kernel arguments given.
+// kernel arguments given, without a NIC.
 func guestVMI(name string, grace int64, kernelArgs ...string) *virtv1.VirtualMachineInstance {
 	vmi := &virtv1.VirtualMachineInstance{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "virtualization.kubevirt.io/v1", Kind: "VirtualMachineInstance"},
@@ -295,6 +295,10 @@ func guestVMI(name string, grace int64, kernelArgs ...string) *virtv1.VirtualMac
 				Devices: virtv1.Devices{
 					Disks: []virtv1.Disk{{Name: "scratch"}, {Name: "cloudinit"}},
 					Rng:   &virtv1.Rng{},
+					// No NIC: a NIC's tap is prepared by virt-handler's
+					// binding in a pod's network namespace, which these
+					// tests do not have (test/e2e covers networking).
+					AutoattachPodInterface: ptr.To(false),
 				},
 			},
 			Volumes: []virtv1.Volume{
