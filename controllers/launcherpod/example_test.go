@@ -9,10 +9,12 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // A VMI booting a container disk gets an init container that installs the
-// copy tool, one that copies the disk, and the launcher.
+// copy tool, one that copies the disk, and the launcher, which gets
+// /dev/net/tun from virt-handler's device plugin.
 func ExampleNew() {
 	vmi := &virtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tiny", UID: "6b4a3c1e"},
@@ -23,18 +25,21 @@ func ExampleNew() {
 		},
 	}
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi) // as virt-apiserver stores it
-	pod, err := launcherpod.New(vmi, launcherpod.Config{LauncherImage: "localhost/virt-launcher:dev", GracePeriodMargin: 15})
+	pod, err := launcherpod.New(vmi, launcherpod.Config{LauncherImage: "localhost/virt-launcher:dev", GracePeriodMargin: 15, TunDevice: true})
 	if err != nil {
 		panic(err)
 	}
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 		fmt.Println(c.Name, c.Command)
 	}
-	mem := pod.Spec.Containers[0].Resources.Requests.Memory()
-	fmt.Println("memory request:", mem.String(), "grace:", *pod.Spec.TerminationGracePeriodSeconds)
+	res := pod.Spec.Containers[0].Resources
+	fmt.Println("memory request:", res.Requests.Memory().String(), "grace:", *pod.Spec.TerminationGracePeriodSeconds)
+	tun := res.Limits.Name(layout.TunResourceName, resource.DecimalSI)
+	fmt.Println(layout.TunResourceName, "limit:", tun.String())
 	// Output:
 	// virt-tools [/usr/bin/virt-imagecopy install /var/run/virt-tools]
 	// volume-root [/var/run/virt-tools/virt-imagecopy copy /disk /var/run/virt-disks/root/disk.img]
 	// compute [/usr/bin/virt-launcher]
 	// memory request: 361Mi grace: 45
+	// devices.kubevirt.io/tun limit: 1
 }

@@ -24,6 +24,10 @@ const (
 	containerDiskPrefix = "volume-"
 )
 
+// UnprivilegedPortStartSysctl is the namespaced sysctl of the lowest port
+// that needs CAP_NET_BIND_SERVICE; the pod sets it to 0.
+const UnprivilegedPortStartSysctl = "net.ipv4.ip_unprivileged_port_start"
+
 // StartupTimeoutSeconds bounds a launcher's start: libvirt probing QEMU's
 // capabilities with a cold cache takes tens of seconds on a loaded node.
 const StartupTimeoutSeconds = 300
@@ -54,6 +58,12 @@ type Config struct {
 	// seconds of probing QEMU. The directory must be writable by RunAsUser
 	// for launchers to fill it; reading it is enough to profit.
 	CapabilitiesCache bool
+	// TunDevice requests /dev/net/tun for the launcher container
+	// (layout.TunResourceName, virt-handler's device plugin), owned there
+	// by RunAsUser: libvirt opens it to attach the guest's NIC to the tap
+	// virt-handler made. Launcher pods then schedule only to nodes whose
+	// virt-handler advertises the device.
+	TunDevice bool
 }
 
 // Name is the launcher pod's name. It is a function of the VMI's UID, not a
@@ -73,6 +83,9 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 	resources, err := Resources(vmi)
 	if err != nil {
 		return nil, fmt.Errorf("resources of VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	if cfg.TunDevice {
+		requestTunDevice(&resources)
 	}
 	if vmi.Spec.TerminationGracePeriodSeconds == nil {
 		// virt-apiserver defaults and requires it: this VMI did not come
@@ -249,9 +262,13 @@ func kernelBoot(vmi *virtv1.VirtualMachineInstance) *virtv1.KernelBootContainer 
 // podSecurityContext runs every container as one unprivileged user whose
 // group owns the emptyDirs, so that the files the init containers copy are
 // the launcher's to write (qemu writes to its container-disk copies).
+// Ports below 1024 are open to every user in the pod's network namespace:
+// the launcher's DHCP server binds port 67 with no capability. The sysctl
+// is one of Kubernetes' safe ones, allowed by every kubelet.
 func podSecurityContext(uid *int64) *corev1.PodSecurityContext {
 	sc := &corev1.PodSecurityContext{
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		Sysctls:        []corev1.Sysctl{{Name: UnprivilegedPortStartSysctl, Value: "0"}},
 	}
 	if uid != nil {
 		sc.RunAsUser = ptr.To(*uid)
@@ -262,9 +279,10 @@ func podSecurityContext(uid *int64) *corev1.PodSecurityContext {
 	return sc
 }
 
-// containerSecurityContext drops every capability: guests run under TCG with
-// QEMU's user-mode network stack, which needs neither /dev/kvm nor
-// CAP_NET_ADMIN.
+// containerSecurityContext drops every capability: guests run under TCG,
+// which needs no /dev/kvm, and virt-handler makes the guest's tap in the
+// pod's network namespace, so the launcher needs no CAP_NET_ADMIN; it only
+// opens the tap through /dev/net/tun (Config.TunDevice).
 func containerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		Privileged:               ptr.To(false),

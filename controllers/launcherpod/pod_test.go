@@ -96,6 +96,10 @@ func TestNewMinimal(t *testing.T) {
 	if ptr.Deref(sc.RunAsUser, 0) != 107 || ptr.Deref(sc.FSGroup, 0) != 107 || !ptr.Deref(sc.RunAsNonRoot, false) {
 		t.Errorf("pod security context %+v", sc)
 	}
+	// The launcher's DHCP server binds port 67 as uid 107, with no capability.
+	if want := []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}; !slices.Equal(sc.Sysctls, want) {
+		t.Errorf("pod sysctls %v, want %v", sc.Sysctls, want)
+	}
 
 	if len(spec.InitContainers) != 1 {
 		t.Fatalf("init containers %v, want only the tools installer", spec.InitContainers)
@@ -138,6 +142,51 @@ func TestNewMinimal(t *testing.T) {
 	}
 	if len(spec.Volumes) != 3 {
 		t.Errorf("volumes %v, want private, disks and tools", spec.Volumes)
+	}
+}
+
+// TunDevice asks virt-handler's device plugin for /dev/net/tun: one in the
+// compute container's requests and limits, nothing else changed.
+func TestNewTunDevice(t *testing.T) {
+	q := resource.MustParse
+	tests := []struct {
+		name       string
+		tun        bool
+		vmiLimits  corev1.ResourceList
+		wantReq    corev1.ResourceList
+		wantLimits corev1.ResourceList
+	}{{
+		name:       "requested",
+		tun:        true,
+		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m"), layout.TunResourceName: q("1")},
+		wantLimits: corev1.ResourceList{layout.TunResourceName: q("1")},
+	}, {
+		name:       "requested beside the VMI's limits",
+		tun:        true,
+		vmiLimits:  corev1.ResourceList{corev1.ResourceCPU: q("500m")},
+		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("500m"), layout.TunResourceName: q("1")},
+		wantLimits: corev1.ResourceList{corev1.ResourceCPU: q("500m"), layout.TunResourceName: q("1")},
+	}, {
+		name:    "not requested",
+		wantReq: corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m")},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig
+			cfg.TunDevice = tt.tun
+			pod, err := New(newVMI(func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Resources.Limits = tt.vmiLimits }), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := pod.Spec.Containers[0].Resources
+			compare(t, "requests", tt.wantReq, res.Requests)
+			compare(t, "limits", tt.wantLimits, res.Limits)
+			for _, c := range pod.Spec.InitContainers {
+				if len(c.Resources.Requests)+len(c.Resources.Limits) > 0 {
+					t.Errorf("init container %s has resources %+v: only the launcher opens the device", c.Name, c.Resources)
+				}
+			}
+		})
 	}
 }
 

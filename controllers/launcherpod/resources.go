@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // The memory overhead estimate of a launcher pod, on top of the guest's
@@ -116,4 +117,19 @@ func Resources(vmi *virtv1.VirtualMachineInstance) (corev1.ResourceRequirements,
 		}
 	}
 	return corev1.ResourceRequirements{Requests: req, Limits: lim}, nil
+}
+
+// requestTunDevice adds one layout.TunResourceName to the requests and the
+// limits: an extended resource must be limited, and its request, if any,
+// equal. Extended resources do not count for the pod's QoS class.
+func requestTunDevice(r *corev1.ResourceRequirements) {
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	if r.Requests == nil {
+		r.Requests = corev1.ResourceList{}
+	}
+	if r.Limits == nil {
+		r.Limits = corev1.ResourceList{}
+	}
+	r.Requests[layout.TunResourceName] = one
+	r.Limits[layout.TunResourceName] = one.DeepCopy()
 }

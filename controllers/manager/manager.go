@@ -141,6 +141,7 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 		LauncherPullPolicy: corev1.PullPolicy(o.LauncherPullPolicy),
 		GracePeriodMargin:  int64(o.LauncherGraceMargin / time.Second),
 		CapabilitiesCache:  o.LauncherCapabilitiesCache,
+		TunDevice:          o.LauncherTunDevice,
 	}
 	if o.LauncherRunAsUser >= 0 {
 		podConfig.RunAsUser = ptr.To(o.LauncherRunAsUser)

@@ -24,6 +24,7 @@ type Options struct {
 	LauncherPullPolicy        string
 	LauncherRunAsUser         int64
 	LauncherCapabilitiesCache bool
+	LauncherTunDevice         bool
 	LauncherGraceMargin       time.Duration
 
 	HeartbeatTimeout time.Duration
@@ -55,6 +56,7 @@ func NewOptions() *Options {
 		LauncherPullPolicy:        string(corev1.PullIfNotPresent),
 		LauncherRunAsUser:         layout.DefaultRunAsUser,
 		LauncherCapabilitiesCache: true,
+		LauncherTunDevice:         true,
 		LauncherGraceMargin:       15 * time.Second,
 		HeartbeatTimeout:          nodehealth.DefaultHeartbeatTimeout,
 		Backoff:                   virtualmachine.DefaultBackoff,
@@ -81,6 +83,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"UID, GID and fsGroup of the launcher pods' containers; -1 runs the images' own users")
 	fs.BoolVar(&o.LauncherCapabilitiesCache, "launcher-capabilities-cache", o.LauncherCapabilitiesCache,
 		"mount the node's shared QEMU capabilities cache (a hostPath) into launcher pods")
+	fs.BoolVar(&o.LauncherTunDevice, "launcher-tun-device", o.LauncherTunDevice,
+		"launcher pods request /dev/net/tun ("+layout.TunResourceName+") from virt-handler's device plugin, and schedule only to nodes that advertise it")
 	fs.DurationVar(&o.LauncherGraceMargin, "launcher-grace-margin", o.LauncherGraceMargin,
 		"added to a VMI's grace period for its pod's, so the launcher can destroy the guest and exit")
 

@@ -49,6 +49,11 @@ disabled_plugins = [
   # made by 'ip netns' would make them impossible to remove.
   netns_mounts_under_state_dir = true
   enable_selinux = false
+  # Device nodes from device plugins (virt-handler's /dev/net/tun) belong
+  # in the container to its runAsUser/runAsGroup instead of root: the
+  # launcher (uid 107, no capabilities) must open /dev/net/tun, which the
+  # host keeps root's, mode 0600.
+  device_ownership_from_security_context = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

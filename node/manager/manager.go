@@ -23,6 +23,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/deviceplugin"
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/hostpath"
@@ -45,6 +47,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.prepareHostPaths(logger); err != nil {
 		return err
 	}
+	stopDevicePlugin, err := o.runTunDevicePlugin(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopDevicePlugin()
 	kube, virt, err := o.Clients(component + "/" + o.NodeName)
 	if err != nil {
 		return err
@@ -145,6 +152,34 @@ func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinst
 		if err := srv.Serve(ctx, ln, tlsConfig); err != nil {
 			logger.Error(err, "Guest access server stopped")
 		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// runTunDevicePlugin advertises /dev/net/tun to the kubelet for launcher
+// pods (node/deviceplugin) until ctx ends or the returned stop is called;
+// stop returns once the plugin removed its socket.
+func (o *Options) runTunDevicePlugin(ctx context.Context) (stop func(), err error) {
+	logger := klog.LoggerWithName(klog.FromContext(ctx), "device-plugin")
+	if o.TunDevices == 0 {
+		logger.Info("Tun device plugin not run (--tun-devices=0): launcher pods that request " + layout.TunResourceName + " stay Pending")
+		return func() {}, nil
+	}
+	plugin, err := deviceplugin.New(deviceplugin.Config{
+		ResourceName: layout.TunResourceName,
+		DevicePath:   layout.TunDevice,
+		Count:        o.TunDevices,
+		Dir:          o.DevicePluginDir,
+		SocketName:   "virt-tun.sock",
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		plugin.Run(ctx)
 	}()
 	return func() { cancel(); <-done }, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/deviceplugin"
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
@@ -41,6 +42,15 @@ type Options struct {
 	// as it is.
 	LauncherRunAsUser int64
 
+	// DevicePluginDir is the kubelet's device-plugin directory as mounted
+	// here: the tun device plugin registers through its kubelet.sock and
+	// serves beside it.
+	DevicePluginDir string
+	// TunDevices is how many launcher pods of the node may hold
+	// /dev/net/tun (layout.TunResourceName) at once; 0: the device plugin
+	// does not run.
+	TunDevices int
+
 	// BindAddress serves /healthz, /readyz and /metrics over plain HTTP.
 	BindAddress string
 
@@ -55,6 +65,12 @@ type Options struct {
 	Logs *logsapi.LoggingConfiguration
 }
 
+// DefaultTunDevices is the kubelet's default maxPods: every pod the node may
+// run can be a launcher holding /dev/net/tun, so the resource never turns a
+// launcher away before the pod count does. The devices are one shared node;
+// the count only caps how many pods hold it.
+const DefaultTunDevices = 110
+
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
@@ -68,6 +84,8 @@ func NewOptions() *Options {
 		LauncherUnreachableAfter:     time.Minute,
 		LauncherCapabilitiesCacheDir: layout.CapabilitiesCacheHostPath,
 		LauncherRunAsUser:            layout.DefaultRunAsUser,
+		DevicePluginDir:              deviceplugin.KubeletDir,
+		TunDevices:                   DefaultTunDevices,
 		BindAddress:                  ":8186",
 		GuestAccessAddress:           ":8187",
 		GuestAccessCertDir:           "/etc/virt-handler/guest-access",
@@ -93,6 +111,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"the launchers' shared QEMU capabilities cache on this node (their hostPath, as mounted here), handed to --launcher-run-as-user at start; empty: left alone")
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
 		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user, the cache directory is not changed")
+	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir,
+		"the kubelet's device-plugin directory as seen by this process (kubelet.sock; the tun device plugin's socket is made there)")
+	fs.IntVar(&o.TunDevices, "tun-devices", o.TunDevices,
+		"how many launcher pods of this node may hold /dev/net/tun ("+layout.TunResourceName+") at once, at most one per pod the node runs; 0: the device plugin does not run")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz, /readyz and /metrics (plain HTTP)")
 	fs.StringVar(&o.GuestAccessAddress, "guest-access-address", o.GuestAccessAddress,
 		"address of the HTTPS server through which virt-apiserver reaches consoles, VNC and guest actions (mutual TLS); empty: not served")
@@ -129,6 +151,10 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--launcher-run-as-user must be a UID or -1")
 	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
 		return fmt.Errorf("launcher timeouts must be positive")
+	case o.TunDevices < 0:
+		return fmt.Errorf("--tun-devices must be 0 or more")
+	case o.TunDevices > 0 && o.DevicePluginDir == "":
+		return fmt.Errorf("--tun-devices needs --device-plugin-dir")
 	case o.GuestAccessAddress != "" && (o.GuestAccessCertDir == "" || o.GuestAccessClientName == ""):
 		return fmt.Errorf("--guest-access-address needs --guest-access-cert-dir and --guest-access-client-name")
 	}

@@ -26,6 +26,9 @@ func TestOptions(t *testing.T) {
 		{name: "guest access without certificates", env: "node-1", args: []string{"--guest-access-cert-dir="}, wantErr: "--guest-access-cert-dir"},
 		{name: "guest access without client", env: "node-1", args: []string{"--guest-access-client-name="}, wantErr: "--guest-access-client-name"},
 		{name: "no guest access", env: "node-1", args: []string{"--guest-access-address=", "--guest-access-cert-dir="}},
+		{name: "no tun device plugin", env: "node-1", args: []string{"--tun-devices=0", "--device-plugin-dir="}},
+		{name: "negative tun devices", env: "node-1", args: []string{"--tun-devices=-1"}, wantErr: "--tun-devices"},
+		{name: "tun devices without a directory", env: "node-1", args: []string{"--device-plugin-dir="}, wantErr: "--device-plugin-dir"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,5 +50,12 @@ func TestOptions(t *testing.T) {
 				t.Errorf("kubelet root = %q, want the default /var/lib/kubelet", o.KubeletRoot)
 			}
 		})
+	}
+}
+
+func TestDevicePluginDefaults(t *testing.T) {
+	o := NewOptions()
+	if o.DevicePluginDir != "/var/lib/kubelet/device-plugins" || o.TunDevices != 110 {
+		t.Errorf("--device-plugin-dir %q --tun-devices %d, want the kubelet's directory and its default maxPods (110)", o.DevicePluginDir, o.TunDevices)
 	}
 }
