@@ -29,6 +29,9 @@ import (
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/hostpath"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/network"
+	"kubevirt.dev/virt/node/network/bridge"
+	"kubevirt.dev/virt/node/network/masquerade"
 	"kubevirt.dev/virt/node/virtualmachineinstance"
 )
 
@@ -83,6 +86,11 @@ func Run(ctx context.Context, o *Options) error {
 		KubeletRoot:      o.KubeletRoot,
 		Monitor:          mon,
 		UnreachableAfter: o.LauncherUnreachableAfter,
+		// The node's network plugins, by the binding they implement.
+		Network: network.Preparer{Bindings: network.Bindings{
+			network.Masquerade: masquerade.Binding{},
+			network.Bridge:     bridge.Binding{},
+		}},
 	}, kube, virt, vmis.Virtualization().V1().VirtualMachineInstances(), pods.Core().V1().Pods(), recorder, clock.RealClock{})
 	if err != nil {
 		return err
