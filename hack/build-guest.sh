@@ -7,15 +7,40 @@
 #     first (button.ko + evdev.ko + busybox acpid: a bare busybox ignores it),
 #   - with the kernel argument virt.acpi=ignore ignores the power button, so
 #     the destroy-after-grace path can be tested with the same files,
+#   - loads the virtio-net drivers (modules in the cloud kernel), brings up
+#     lo and, if there is an eth0, runs busybox udhcpc on it in the
+#     background after the marker (a guest without a NIC or without a DHCP
+#     server is not delayed): the lease sets address and prefix, default
+#     route, MTU, /etc/resolv.conf (dns, search or domain) and the hostname
+#     if it carries one; once bound, "VIRT-GUEST-NET <ip>" goes to ttyS0, on
+#     a line of its own. udhcpc stays to renew (and retries every few
+#     seconds while it has no lease),
+#   - serves /www with busybox httpd on ports 80 and 8080:
+#       /                      "<h1>NAME</h1>" and "VIRT-GUEST-HTTP NAME",
+#                              NAME the hostname (rewritten when DHCP
+#                              brings another),
+#       /cgi-bin/client        the client's address as the guest saw it,
+#       /cgi-bin/fetch?IP:PORT (or ?IP&PORT) the body of a GET / to
+#                              IP:PORT through busybox nc (X-Upstream-Status
+#                              carries its status line); 400 for another
+#                              query, 502 "VIRT-GUEST-FETCH-ERROR ..." when
+#                              nothing answers in 5 s (10 s in all),
+#       /big                   only with virt.bigfile=N: N MiB of zeros,
+#                              for throughput benchmarks,
+#   - prints "VIRT-GUEST-ERROR ..." on ttyS0 when a module does not load or
+#     the big file does not fit,
 #   - then runs an interactive shell (busybox ash as root, no login) on ttyS0,
 #     for console clients, and one on tty1, the VGA text console a VNC client
-#     sees (the marker is printed there too); busybox init restarts a shell
-#     that exits,
+#     sees (the ready marker is printed there too); busybox init restarts a
+#     shell that exits,
 #     The kernel writes its own messages to tty1 only with console=tty0; give
 #     it last (console=tty0 console=ttyS0) so /dev/console stays the serial
 #     port.
-# The guest needs at least 72 MiB of memory (the bzImage unpacks to ~67 MiB);
-# 128 MiB is a safe default.
+# The guest needs at least 80 MiB of memory (the bzImage unpacks to ~67 MiB;
+# with 72 MiB the kernel now and then runs out of memory while booting);
+# 128 MiB is a safe default. /big lives in the initramfs's tmpfs, which holds
+# at most half the memory: virt.bigfile=N needs about 2*N+48 MiB (64 MiB of
+# file: 192 MiB of guest).
 #
 # Result: ${VIRT_CACHE}/guest/<kernel>-<busybox>-<script hash>/{vmlinuz,initrd.gz},
 # its directory printed on stdout. A second run with the same inputs is
@@ -68,22 +93,36 @@ dpkg -x "${work}"/linux-image-*.deb "${work}/kernel"
 dpkg -x "${work}"/busybox-static_*.deb "${work}/busybox"
 
 root="${work}/initrd"
-mkdir -p "${root}"/{bin,proc,sys,dev,etc/acpi/PWRF,lib/modules}
+mkdir -p "${root}"/{bin,proc,sys,dev,tmp,etc/acpi/PWRF,etc/udhcpc,lib/modules,www/cgi-bin}
 cp "${work}/busybox/bin/busybox" "${root}/bin/busybox"
 # Every applet, so that the shells are usable.
 for applet in $("${root}/bin/busybox" --list); do
   case "${applet}" in busybox | linuxrc) continue ;; esac
   ln -s busybox "${root}/bin/${applet}"
 done
-for mod in drivers/acpi/button.ko drivers/input/evdev.ko; do
-  src="$(find "${work}/kernel/lib/modules" -path "*/kernel/${mod}*" | head -n1)"
-  [ -n "${src}" ] || die "module ${mod} not found in ${kernel_pkg}"
+# Copies module NAME of the kernel package to /lib/modules/NAME.ko,
+# uncompressed (busybox insmod reads plain .ko files only).
+copy_module() {
+  local name="$1" src
+  src="$(find "${work}/kernel/lib/modules" \( -name "${name}.ko" -o -name "${name}.ko.xz" \) | head -n1)"
+  [ -n "${src}" ] || die "module ${name} not found in ${kernel_pkg}"
   case "${src}" in
-    *.ko) cp "${src}" "${root}/lib/modules/" ;;
-    *.ko.xz) xz -dc "${src}" >"${root}/lib/modules/$(basename "${mod}")" ;;
+    *.ko) cp "${src}" "${root}/lib/modules/${name}.ko" ;;
+    *.ko.xz) xz -dc "${src}" >"${root}/lib/modules/${name}.ko" ;;
     *) die "unsupported module compression: ${src}" ;;
   esac
+}
+copy_module button
+copy_module evdev
+# The cloud kernel builds virtio, virtio-pci and virtio-net as modules; each
+# one here depends only on those before it (their depends= lines), which is
+# the order the init loads them in.
+net_modules=(failover net_failover virtio_ring virtio virtio_pci_legacy_dev
+  virtio_pci_modern_dev virtio_pci virtio_net)
+for mod in "${net_modules[@]}"; do
+  copy_module "${mod}"
 done
+printf '%s\n' "${net_modules[@]}" >"${root}/lib/modules/net.order"
 
 cat >"${root}/etc/acpi/PWRF/00000080" <<'EOF'
 #!/bin/sh
@@ -91,6 +130,112 @@ echo VIRT-GUEST-ACPI-SHUTDOWN > /dev/ttyS0
 poweroff -f
 EOF
 chmod 755 "${root}/etc/acpi/PWRF/00000080"
+
+# (Re)writes /www/index.html for the current hostname: at boot and when a
+# DHCP lease brings another name. Written aside and renamed, so that a
+# client never reads half a page.
+cat >"${root}/bin/virt-index" <<'EOF'
+#!/bin/sh
+name="$(hostname | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g')"
+printf '<h1>%s</h1>\nVIRT-GUEST-HTTP %s\n' "$name" "$name" >/www/index.html.tmp
+mv /www/index.html.tmp /www/index.html
+EOF
+
+# busybox udhcpc runs this at each DHCP event ($1), with the lease in the
+# environment: ip, mask (prefix length), subnet, router, dns, domain,
+# search, mtu, hostname.
+cat >"${root}/etc/udhcpc/default.script" <<'EOF'
+#!/bin/sh
+case "$1" in
+deconfig)
+  # No lease (yet, or any more): no address, but the link up so that
+  # udhcpc can send.
+  ip -4 addr flush dev "$interface"
+  ip link set "$interface" up
+  ;;
+bound | renew)
+  prefix="${mask:-}"
+  if [ -z "$prefix" ]; then
+    prefix="$(ipcalc -p "$ip" "${subnet:-255.255.255.255}")"
+    prefix="${prefix#PREFIX=}"
+  fi
+  [ -z "${mtu:-}" ] || ip link set "$interface" mtu "$mtu"
+  changed=
+  if ! ip -4 addr show dev "$interface" | grep -qF "inet $ip/$prefix "; then
+    ip -4 addr flush dev "$interface"
+    ip addr add "$ip/$prefix" broadcast + dev "$interface"
+    changed=1
+  fi
+  for r in ${router:-}; do
+    # A router outside the lease's subnet (a /32 lease, a link-local
+    # gateway) is on the link all the same.
+    ip route replace default via "$r" dev "$interface" 2>/dev/null || {
+      ip route replace "$r" dev "$interface"
+      ip route replace default via "$r" dev "$interface"
+    }
+    break
+  done
+  {
+    [ -z "${search:-${domain:-}}" ] || echo "search ${search:-$domain}"
+    for d in ${dns:-}; do echo "nameserver $d"; done
+  } >/etc/resolv.conf.tmp
+  mv /etc/resolv.conf.tmp /etc/resolv.conf
+  if [ -n "${hostname:-}" ] && [ "$hostname" != "$(hostname)" ]; then
+    hostname "$hostname"
+    virt-index
+  fi
+  if [ "$1" = bound ] || [ -n "$changed" ]; then
+    # On a line of its own: the shell's prompt is usually there already.
+    printf '\nVIRT-GUEST-NET %s\n' "$ip" >/dev/ttyS0
+  fi
+  ;;
+esac
+exit 0
+EOF
+
+# The address of the client as httpd saw it: tests check that the guest
+# sees the real source of a connection, not a proxy's. httpd listens on
+# IPv6 too and names an IPv4 client [::ffff:a.b.c.d].
+cat >"${root}/www/cgi-bin/client" <<'EOF'
+#!/bin/sh
+addr="${REMOTE_ADDR#\[}"
+addr="${addr%]}"
+printf 'Content-Type: text/plain\r\n\r\n%s\n' "${addr#::ffff:}"
+EOF
+
+# GET / from the address in the query (HOST:PORT or HOST&PORT) and answer
+# its body, for tests of the guest's way out. The query must be an IPv4
+# address and a port: nothing else reaches nc. busybox-static's wget
+# crashes (static glibc), hence nc; it only bounds the connect, so timeout
+# bounds the whole exchange.
+cat >"${root}/www/cgi-bin/fetch" <<'EOF'
+#!/bin/sh
+reply() {
+  printf 'HTTP/1.0 %s\r\nContent-Type: text/plain\r\n\r\nVIRT-GUEST-FETCH-ERROR %s\n' "$1" "$2"
+  exit 0
+}
+query="${QUERY_STRING:-}"
+case "$query" in
+  *[!0-9.:\&]*) reply '400 Bad Request' 'query must be HOST:PORT (IPv4 address)' ;;
+esac
+echo "$query" | grep -qE '^[0-9]{1,3}(\.[0-9]{1,3}){3}[:&][0-9]{1,5}$' ||
+  reply '400 Bad Request' "query must be HOST:PORT (IPv4 address), not '$query'"
+host="${query%%[:&]*}"
+port="${query#*[:&]}"
+[ "$port" -ge 1 ] && [ "$port" -le 65535 ] || reply '400 Bad Request' "bad port $port"
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+printf 'GET / HTTP/1.0\r\nHost: %s:%s\r\nConnection: close\r\n\r\n' "$host" "$port" |
+  timeout 10 nc -w 5 "$host" "$port" >"$out" 2>/dev/null
+status="$(head -n1 "$out" | tr -d '\r')"
+case "$status" in
+  HTTP/*) ;;
+  *) reply '502 Bad Gateway' "$host:$port: no HTTP response" ;;
+esac
+printf 'HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nX-Upstream-Status: %s\r\n\r\n' "$status"
+awk 'body { print; next } { sub(/\r$/, "") } $0 == "" { body = 1 }' "$out"
+EOF
+chmod 755 "${root}/bin/virt-index" "${root}/etc/udhcpc/default.script" "${root}"/www/cgi-bin/*
 
 # Each shell runs as a session leader on its terminal (job control, ^C) and
 # is started again when it exits.
@@ -107,13 +252,21 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 name=virt-guest
 acpi=poweroff
+bigfile=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     virt.hostname=*) name="${arg#virt.hostname=}" ;;
     virt.acpi=*) acpi="${arg#virt.acpi=}" ;;
+    virt.bigfile=*) bigfile="${arg#virt.bigfile=}" ;;
   esac
 done
 hostname "$name"
+ip link set lo up
+# Probing binds virtio-net to the NIC and registers eth0 before insmod
+# returns; a guest without a NIC just loads unused drivers.
+for mod in $(cat /lib/modules/net.order); do
+  insmod "/lib/modules/$mod.ko" || echo "VIRT-GUEST-ERROR insmod $mod" > /dev/ttyS0
+done
 if [ "$acpi" = ignore ]; then
   echo "VIRT-GUEST-ACPI-IGNORED" > /dev/ttyS0
 else
@@ -134,8 +287,36 @@ else
   done
   acpid -c /etc/acpi -l /dev/null
 fi
+virt-index
+# The throughput benchmark's file, in the initramfs's tmpfs, which may fill
+# half of the guest's memory.
+case "$bigfile" in
+  '') ;;
+  *[!0-9]*) echo "VIRT-GUEST-ERROR virt.bigfile=$bigfile: not a number of MiB" > /dev/ttyS0 ;;
+  *)
+    if dd if=/dev/zero of=/www/big.tmp bs=1M count="$bigfile" 2>/dev/null; then
+      mv /www/big.tmp /www/big
+    else
+      rm -f /www/big.tmp
+      echo "VIRT-GUEST-ERROR virt.bigfile=$bigfile: no room, give the guest more memory" > /dev/ttyS0
+    fi
+    ;;
+esac
+# Two ports, so that tests can tell which ports reach the guest.
+httpd -p 80 -h /www
+httpd -p 8080 -h /www
+# Up before the marker, so that the kernel's "link becomes ready" lands on
+# the console before it rather than amid the shell.
+[ ! -e /sys/class/net/eth0 ] || ip link set eth0 up
 echo "VIRT-GUEST-READY $name" > /dev/ttyS0
 echo "VIRT-GUEST-READY $name" > /dev/tty1
+# DHCP goes on in the background, after the marker, so that a missing or
+# slow DHCP server delays nothing; udhcpc stays to renew the lease (and
+# retries every few seconds while it has none). Its chatter would land on
+# the interactive console: the script prints VIRT-GUEST-NET when bound.
+if [ -e /sys/class/net/eth0 ]; then
+  udhcpc -f -i eth0 -t 5 -T 2 -A 5 -O mtu -O search -O hostname </dev/null >/dev/null 2>&1 &
+fi
 # busybox init runs the shells of /etc/inittab (and reaps orphans). Started
 # by a shell script instead, they would inherit the ignored SIGINT of a
 # background job and ^C would not work.
