@@ -142,11 +142,12 @@ mv /www/index.html.tmp /www/index.html
 EOF
 
 # busybox udhcpc runs this at each DHCP event ($1), with the lease in the
-# environment: ip, mask (prefix length), subnet, router, dns, domain,
-# search, mtu, hostname.
+# environment: ip, mask (prefix length), subnet, router, staticroutes, dns,
+# domain, search, mtu, hostname.
 cat >"${root}/etc/udhcpc/default.script" <<'EOF'
 #!/bin/sh
-case "$1" in
+event="$1"
+case "$event" in
 deconfig)
   # No lease (yet, or any more): no address, but the link up so that
   # udhcpc can send.
@@ -166,15 +167,31 @@ bound | renew)
     ip addr add "$ip/$prefix" broadcast + dev "$interface"
     changed=1
   fi
-  for r in ${router:-}; do
-    # A router outside the lease's subnet (a /32 lease, a link-local
-    # gateway) is on the link all the same.
-    ip route replace default via "$r" dev "$interface" 2>/dev/null || {
-      ip route replace "$r" dev "$interface"
-      ip route replace default via "$r" dev "$interface"
-    }
-    break
-  done
+  if [ -n "${staticroutes:-}" ]; then
+    # Classless static routes (option 121, "dest/prefix gateway" pairs,
+    # gateway 0.0.0.0 on the link) replace the router option (RFC 3442):
+    # the bridge binding hands over the pod's own routes this way. On-link
+    # routes come first in the list, so later gateways are reachable.
+    set -- $staticroutes
+    while [ $# -ge 2 ]; do
+      if [ "$2" = 0.0.0.0 ]; then
+        ip route replace "$1" dev "$interface"
+      else
+        ip route replace "$1" via "$2" dev "$interface"
+      fi
+      shift 2
+    done
+  else
+    for r in ${router:-}; do
+      # A router outside the lease's subnet (a /32 lease, a link-local
+      # gateway) is on the link all the same.
+      ip route replace default via "$r" dev "$interface" 2>/dev/null || {
+        ip route replace "$r" dev "$interface"
+        ip route replace default via "$r" dev "$interface"
+      }
+      break
+    done
+  fi
   {
     [ -z "${search:-${domain:-}}" ] || echo "search ${search:-$domain}"
     for d in ${dns:-}; do echo "nameserver $d"; done
@@ -184,7 +201,7 @@ bound | renew)
     hostname "$hostname"
     virt-index
   fi
-  if [ "$1" = bound ] || [ -n "$changed" ]; then
+  if [ "$event" = bound ] || [ -n "$changed" ]; then
     # On a line of its own: the shell's prompt is usually there already.
     printf '\nVIRT-GUEST-NET %s\n' "$ip" >/dev/ttyS0
   fi
