@@ -71,6 +71,8 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		"domainType", info.DomainType, "hardwareVirtualization", info.HardwareVirtualization.GetUsable(),
 		"reason", info.HardwareVirtualization.GetReason(), "elapsed", time.Since(start))
 
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	srv := server.New(conn, server.Config{
 		VMI:         info.Vmi,
 		GracePeriod: time.Duration(o.GracePeriodSeconds) * time.Second,
@@ -85,10 +87,11 @@ func (o *Options) run(ctx context.Context) (int, error) {
 			EFI:          domain.DebianOVMF,
 		},
 		FinalStateFile: layout.FinalStateFile(o.PrivateDir),
+		// The pod's, written by the kubelet: cluster DNS and search path.
+		ResolvConf: "/etc/resolv.conf",
+		Background: runCtx,
 	})
 	info.DomainName = srv.DomainName()
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
 	go srv.Run(runCtx)
 
 	lis, err := net.Listen("unix", socket)

@@ -42,6 +42,9 @@ type Config struct {
 	Hostname string
 	// LeaseTime is the lease's duration; 0 means InfiniteLease.
 	LeaseTime time.Duration
+	// OnAck, when set, is called after each acknowledgement sent to the
+	// guest, with its address: the launcher reports the lease taken.
+	OnAck func(netip.Addr)
 }
 
 // Route is a classless static route.

@@ -48,25 +48,38 @@ func (s *Server) Acked() (netip.Addr, bool) {
 // bind (see the package documentation for what the namespace must allow),
 // and when the socket fails.
 func (s *Server) Serve(ctx context.Context) error {
+	serve, err := s.Listen(ctx)
+	if err != nil {
+		return err
+	}
+	return serve()
+}
+
+// Listen binds the server's socket, so that a caller learns of a bind
+// failure before it starts the guest, and returns the function that serves
+// on it until ctx is done, as Serve does.
+func (s *Server) Listen(ctx context.Context) (serve func() error, err error) {
 	iface := s.cfg.ServerInterface
 	logger := klog.FromContext(ctx).WithValues("interface", iface, "mac", s.cfg.MAC.String())
 	conn, err := listen(ctx, iface)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	srv, err := server4.NewServer(iface, nil, s.handler(logger), server4.WithConn(conn))
 	if err != nil {
 		conn.Close()
+		return nil, fmt.Errorf("DHCP server on %s: %w", iface, err)
+	}
+	return func() error {
+		stop := context.AfterFunc(ctx, func() { srv.Close() })
+		defer stop()
+		logger.V(2).Info("DHCP server listening", "address", s.cfg.Address)
+		err := srv.Serve()
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("DHCP server on %s: %w", iface, err)
-	}
-	stop := context.AfterFunc(ctx, func() { srv.Close() })
-	defer stop()
-	logger.V(2).Info("DHCP server listening", "address", s.cfg.Address)
-	err = srv.Serve()
-	if ctx.Err() != nil {
-		return nil
-	}
-	return fmt.Errorf("DHCP server on %s: %w", iface, err)
+	}, nil
 }
 
 // listen opens the server's socket: port 67 of every address, bound to
@@ -124,6 +137,9 @@ func (s *Server) handler(logger logr.Logger) server4.Handler {
 			s.acked = s.cfg.Address.Addr()
 			s.mu.Unlock()
 			logger.V(2).Info("DHCP lease acknowledged", "address", s.cfg.Address)
+			if s.cfg.OnAck != nil {
+				s.cfg.OnAck(s.cfg.Address.Addr())
+			}
 		}
 	}
 }

@@ -162,6 +162,8 @@ func TestServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewConfig: %v", err)
 			}
+			acks := make(chan netip.Addr, 16)
+			cfg.OnAck = func(a netip.Addr) { acks <- a }
 			srv, err := NewServer(cfg)
 			if err != nil {
 				t.Fatalf("NewServer: %v", err)
@@ -200,6 +202,15 @@ func TestServer(t *testing.T) {
 			}
 			if addr, ok := srv.Acked(); !ok || addr != guestAddr {
 				t.Errorf("Acked: got %s, %t; want %s, true", addr, ok, guestAddr)
+			}
+			select {
+			case a := <-acks:
+				if a != guestAddr {
+					t.Errorf("OnAck called with %s, want %s", a, guestAddr)
+				}
+			case <-time.After(10 * time.Second):
+				// It runs right after the send, maybe after the client read.
+				t.Error("OnAck was not called for the ACK the client received")
 			}
 
 			// Clients that must hear nothing give up after a second.

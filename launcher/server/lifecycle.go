@@ -130,7 +130,13 @@ func (s *Server) snapshotLocked() *apiv1.Domain {
 		StateChangeTimeUnixNano: s.changed.UnixNano(),
 	}
 	for _, i := range s.interfaces {
-		d.Interfaces = append(d.Interfaces, proto.Clone(i).(*apiv1.Interface))
+		i := proto.Clone(i).(*apiv1.Interface)
+		if srv := s.dhcp[i.GetName()]; srv != nil {
+			if addr, ok := srv.Acked(); ok {
+				i.DhcpAddress = addr.String()
+			}
+		}
+		d.Interfaces = append(d.Interfaces, i)
 	}
 	st, err := s.conn.Status(s.name)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/dhcp"
 	"kubevirt.dev/virt/launcher/disk"
 	"kubevirt.dev/virt/launcher/domain"
 	"kubevirt.dev/virt/launcher/hypervisor"
@@ -39,6 +41,12 @@ type Config struct {
 	// RepressInterval is how often the ACPI power button is pressed again
 	// while a shutdown waits: a guest still booting misses the first press.
 	RepressInterval time.Duration
+	// ResolvConf is the pod's resolver configuration, whose name servers
+	// and search domains the guests' DHCP leases carry.
+	ResolvConf string
+	// Background is the context of the work that outlasts a call: the
+	// DHCP servers. They stop when it is done.
+	Background context.Context
 }
 
 // Server is the launcher's gRPC service and the owner of its domain.
@@ -56,6 +64,8 @@ type Server struct {
 	deadline   time.Time
 	destroyed  bool
 	interfaces []*apiv1.Interface
+	// dhcp are the DHCP servers of the NICs, by interface name.
+	dhcp       map[string]*dhcp.Server
 	changed    time.Time
 	watchers   map[chan *apiv1.DomainEvent]struct{}
 	done       chan struct{}
@@ -67,11 +77,15 @@ func New(conn *hypervisor.Conn, cfg Config) *Server {
 	if cfg.RepressInterval <= 0 {
 		cfg.RepressInterval = 5 * time.Second
 	}
+	if cfg.Background == nil {
+		cfg.Background = context.Background()
+	}
 	return &Server{
 		cfg:      cfg,
 		conn:     conn,
 		name:     domain.Name(cfg.VMI.Namespace, cfg.VMI.Name, typesUID(cfg.VMI.Uid)),
 		watchers: map[chan *apiv1.DomainEvent]struct{}{},
+		dhcp:     map[string]*dhcp.Server{},
 		done:     make(chan struct{}),
 		changed:  time.Now(),
 	}
@@ -131,7 +145,7 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	}
 	st, err := s.conn.Status(s.name)
 	if hypervisor.IsNotFound(err) {
-		if err := s.define(vmi); err != nil {
+		if err := s.define(vmi, req.GetInterfaces()); err != nil {
 			return nil, err
 		}
 		st, err = s.conn.Status(s.name)
@@ -142,6 +156,11 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	if st.State == "shutoff" || st.State == "crashed" {
 		if s.started {
 			return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.name)
+		}
+		// The guest asks for its address as it boots: its DHCP servers
+		// listen before it starts.
+		if err := s.serveLeasesLocked(ctx, vmi, req.GetInterfaces()); err != nil {
+			return nil, err
 		}
 		logger.Info("Starting domain", "domain", s.name)
 		if err := s.conn.Start(s.name); err != nil {
@@ -186,7 +205,7 @@ func startError(err error) error {
 // Sync's answers: FailedPrecondition when a volume's file cannot be made
 // ready, InvalidArgument when the VMI cannot be converted or libvirt refuses
 // the definition, Internal when libvirt failed otherwise.
-func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
+func (s *Server) define(vmi *virtv1.VirtualMachineInstance, nics []*apiv1.InterfaceNetwork) error {
 	disks, err := disk.Prepare(vmi, s.cfg.Disks)
 	if err != nil {
 		return status.Errorf(codes.FailedPrecondition, "prepare volumes: %v", err)
@@ -194,6 +213,10 @@ func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
 	host := s.cfg.Host
 	host.Type = s.cfg.Info.GetDomainType()
 	host.Disks = disks
+	host.Interfaces = map[string]domain.Interface{}
+	for _, nic := range nics {
+		host.Interfaces[nic.GetName()] = domain.Interface{Tap: nic.GetTapDevice(), MAC: nic.GetMacAddress(), MTU: uint(nic.GetMtu())}
+	}
 	// An init container copies the kernel boot files, the initrd only when
 	// the image names one: a missing file means "not given".
 	for _, f := range []*string{&host.Kernel, &host.Initrd} {
@@ -213,6 +236,60 @@ func (s *Server) define(vmi *virtv1.VirtualMachineInstance) error {
 		return startError(err)
 	}
 	return nil
+}
+
+// serveLeasesLocked starts the DHCP server of every NIC that has a lease to
+// offer and no server yet: on the binding's bridge, with the pod's DNS and
+// the VMI's name as host name. The servers run for the launcher's life. A
+// lease that cannot be served is a precondition the pod does not meet.
+func (s *Server) serveLeasesLocked(ctx context.Context, vmi *virtv1.VirtualMachineInstance, nics []*apiv1.InterfaceNetwork) error {
+	var dns []netip.Addr
+	var search []string
+	for _, nic := range nics {
+		if nic.GetDhcp() == nil || s.dhcp[nic.GetName()] != nil {
+			continue
+		}
+		if dns == nil && s.cfg.ResolvConf != "" {
+			var err error
+			if dns, search, err = dhcp.ReadResolvConf(s.cfg.ResolvConf); err != nil {
+				// A guest without DNS still gets its address.
+				klog.FromContext(ctx).Error(err, "Reading the pod's resolver configuration failed; the leases carry no DNS")
+			}
+		}
+		cfg, err := dhcp.NewConfig(nic, dns, search, vmi.Name)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "interface %q: %v", nic.GetName(), err)
+		}
+		name := nic.GetName()
+		cfg.OnAck = func(netip.Addr) { s.leaseTaken(name) }
+		srv, err := dhcp.NewServer(cfg)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "interface %q: %v", name, err)
+		}
+		serve, err := srv.Listen(s.cfg.Background)
+		if err != nil {
+			return status.Errorf(codes.FailedPrecondition, "interface %q: %v", name, err)
+		}
+		s.dhcp[name] = srv
+		logger := klog.LoggerWithValues(klog.FromContext(s.cfg.Background), "interface", name)
+		go func() {
+			if err := serve(); err != nil {
+				logger.Error(err, "DHCP server stopped; the guest cannot renew its lease")
+			}
+		}()
+	}
+	return nil
+}
+
+// leaseTaken tells the watchers the guest of NIC name took its lease.
+func (s *Server) leaseTaken(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.final != nil {
+		return
+	}
+	s.changed = time.Now()
+	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_INTERFACES_CHANGED, Detail: "lease " + name})
 }
 
 // readInterfaces learns the NICs' MAC addresses libvirt chose.

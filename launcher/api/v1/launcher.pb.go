@@ -175,6 +175,8 @@ const (
 	EventType_EVENT_TYPE_SHUTDOWN    EventType = 8
 	EventType_EVENT_TYPE_PMSUSPENDED EventType = 9
 	EventType_EVENT_TYPE_CRASHED     EventType = 10
+	// Not libvirt's: the guest's interfaces changed (it took its DHCP lease).
+	EventType_EVENT_TYPE_INTERFACES_CHANGED EventType = 11
 )
 
 // Enum value maps for EventType.
@@ -191,19 +193,21 @@ var (
 		8:  "EVENT_TYPE_SHUTDOWN",
 		9:  "EVENT_TYPE_PMSUSPENDED",
 		10: "EVENT_TYPE_CRASHED",
+		11: "EVENT_TYPE_INTERFACES_CHANGED",
 	}
 	EventType_value = map[string]int32{
-		"EVENT_TYPE_UNSPECIFIED": 0,
-		"EVENT_TYPE_CURRENT":     1,
-		"EVENT_TYPE_DEFINED":     2,
-		"EVENT_TYPE_UNDEFINED":   3,
-		"EVENT_TYPE_STARTED":     4,
-		"EVENT_TYPE_SUSPENDED":   5,
-		"EVENT_TYPE_RESUMED":     6,
-		"EVENT_TYPE_STOPPED":     7,
-		"EVENT_TYPE_SHUTDOWN":    8,
-		"EVENT_TYPE_PMSUSPENDED": 9,
-		"EVENT_TYPE_CRASHED":     10,
+		"EVENT_TYPE_UNSPECIFIED":        0,
+		"EVENT_TYPE_CURRENT":            1,
+		"EVENT_TYPE_DEFINED":            2,
+		"EVENT_TYPE_UNDEFINED":          3,
+		"EVENT_TYPE_STARTED":            4,
+		"EVENT_TYPE_SUSPENDED":          5,
+		"EVENT_TYPE_RESUMED":            6,
+		"EVENT_TYPE_STOPPED":            7,
+		"EVENT_TYPE_SHUTDOWN":           8,
+		"EVENT_TYPE_PMSUSPENDED":        9,
+		"EVENT_TYPE_CRASHED":            10,
+		"EVENT_TYPE_INTERFACES_CHANGED": 11,
 	}
 )
 
@@ -1707,7 +1711,7 @@ const file_launcher_proto_rawDesc = "" +
 	"\x1aSTOP_REASON_GUEST_SHUTDOWN\x10\x01\x12\x19\n" +
 	"\x15STOP_REASON_DESTROYED\x10\x02\x12\x17\n" +
 	"\x13STOP_REASON_CRASHED\x10\x03\x12\x16\n" +
-	"\x12STOP_REASON_FAILED\x10\x04*\xa0\x02\n" +
+	"\x12STOP_REASON_FAILED\x10\x04*\xc3\x02\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12EVENT_TYPE_CURRENT\x10\x01\x12\x16\n" +
@@ -1720,7 +1724,8 @@ const file_launcher_proto_rawDesc = "" +
 	"\x13EVENT_TYPE_SHUTDOWN\x10\b\x12\x1a\n" +
 	"\x16EVENT_TYPE_PMSUSPENDED\x10\t\x12\x16\n" +
 	"\x12EVENT_TYPE_CRASHED\x10\n" +
-	"2\xd1\x05\n" +
+	"\x12!\n" +
+	"\x1dEVENT_TYPE_INTERFACES_CHANGED\x10\v2\xd1\x05\n" +
 	"\bLauncher\x12E\n" +
 	"\x04Info\x12\x1d.virt.launcher.v1.InfoRequest\x1a\x1e.virt.launcher.v1.InfoResponse\x12E\n" +
 	"\x04Sync\x12\x1d.virt.launcher.v1.SyncRequest\x1a\x1e.virt.launcher.v1.SyncResponse\x12Q\n" +
