@@ -143,6 +143,14 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	case s.shutdown:
 		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is shutting down", s.name)
 	}
+	if !s.started {
+		// The guest asks for its address as it boots: its DHCP servers
+		// listen before the domain is even defined, and a lease that
+		// cannot be served defines nothing.
+		if err := s.serveLeasesLocked(ctx, vmi, req.GetInterfaces()); err != nil {
+			return nil, err
+		}
+	}
 	st, err := s.conn.Status(s.name)
 	if hypervisor.IsNotFound(err) {
 		if err := s.define(vmi, req.GetInterfaces()); err != nil {
@@ -156,11 +164,6 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 	if st.State == "shutoff" || st.State == "crashed" {
 		if s.started {
 			return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.name)
-		}
-		// The guest asks for its address as it boots: its DHCP servers
-		// listen before it starts.
-		if err := s.serveLeasesLocked(ctx, vmi, req.GetInterfaces()); err != nil {
-			return nil, err
 		}
 		logger.Info("Starting domain", "domain", s.name)
 		if err := s.conn.Start(s.name); err != nil {

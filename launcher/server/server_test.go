@@ -99,12 +99,47 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) sync(t *testing.T) (*apiv1.Domain, error) {
 	t.Helper()
+	return f.syncNICs(t, nics(f.vmi))
+}
+
+func (f *fixture) syncNICs(t *testing.T, nics []*apiv1.InterfaceNetwork) (*apiv1.Domain, error) {
+	t.Helper()
 	b, err := json.Marshal(f.vmi)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := f.client.Sync(t.Context(), &apiv1.SyncRequest{VmiJson: b})
+	resp, err := f.client.Sync(t.Context(), &apiv1.SyncRequest{VmiJson: b, Interfaces: nics})
 	return resp.GetDomain(), err
+}
+
+// nics are the NICs a binding would have prepared for vmi, without leases
+// (the test driver opens no tap and runs no guest to ask for one).
+func nics(vmi *virtv1.VirtualMachineInstance) []*apiv1.InterfaceNetwork {
+	var out []*apiv1.InterfaceNetwork
+	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		out = append(out, &apiv1.InterfaceNetwork{Name: iface.Name, TapDevice: fmt.Sprintf("tap%d", i), MacAddress: fmt.Sprintf("52:54:00:00:00:%02x", i+1), Mtu: 1500})
+	}
+	return out
+}
+
+// A NIC the handler did not prepare, or a lease that cannot be served, is
+// a VMI this launcher can never run: InvalidArgument, nothing defined.
+func TestSyncRefusesUnpreparedNICs(t *testing.T) {
+	for name, bad := range map[string][]*apiv1.InterfaceNetwork{
+		"no NIC": nil,
+		"bad lease": {{Name: "default", TapDevice: "tap0", MacAddress: "52:54:00:00:00:01",
+			Dhcp: &apiv1.DHCPLease{ServerInterface: "k6t-eth0", ServerAddress: "198.19.255.1", Address: "not-an-address"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			if _, err := f.syncNICs(t, bad); status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("Sync error = %v, want InvalidArgument", err)
+			}
+			if d := f.state(t); d.State != apiv1.DomainState_DOMAIN_STATE_ABSENT {
+				t.Errorf("after a refused Sync the domain is %v, want ABSENT", d)
+			}
+		})
+	}
 }
 
 func (f *fixture) state(t *testing.T) *apiv1.Domain {
@@ -355,8 +390,8 @@ func TestSyncErrorsArePermanentOrRetryable(t *testing.T) {
 		mutate func(*virtv1.VirtualMachineInstance)
 		want   codes.Code
 	}{
-		{"not convertible: bridge binding", func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
+		{"not convertible: an interface without a binding", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{}
 		}, codes.InvalidArgument},
 		{"container disk file missing", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "img"}}})
