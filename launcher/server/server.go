@@ -65,10 +65,10 @@ type Server struct {
 	destroyed  bool
 	interfaces []*apiv1.Interface
 	// dhcp are the DHCP servers of the NICs, by interface name.
-	dhcp       map[string]*dhcp.Server
-	changed    time.Time
-	watchers   map[chan *apiv1.DomainEvent]struct{}
-	done       chan struct{}
+	dhcp     map[string]*dhcp.Server
+	changed  time.Time
+	watchers map[chan *apiv1.DomainEvent]struct{}
+	done     chan struct{}
 }
 
 // New returns a server for the domain of cfg.VMI on conn. Run must be running
