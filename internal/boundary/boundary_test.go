@@ -71,6 +71,10 @@ var rules = []rule{
 	{doc: "launcher/imagecopy", covers: []string{"launcher/imagecopy"}, forbid: append([]string{"libvirt.org/..."}, platform...),
 		allow: []string{"launcher/layout", "launcher/termination"}, transitive: true},
 	{doc: "launcher/termination", covers: []string{"launcher/termination"}, forbid: []string{"non-std"}},
+	{doc: "launcher/dhcp", covers: []string{"launcher/dhcp"}, forbid: append([]string{"libvirt.org/go/libvirt"}, platform...),
+		allow: []string{"launcher/api/v1"}},
+	{doc: "node/network/netutil", covers: []string{"node/network/netutil"},
+		forbid: []string{"node/network/masquerade", "node/network/bridge", "apis/..."}},
 
 	// The API and its storage know no clients.
 	{doc: "apis/virtualization/validation", covers: []string{"apis/virtualization/validation"},
