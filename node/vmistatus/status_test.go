@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -112,6 +114,20 @@ func TestRunning(t *testing.T) {
 			want: func() *virtv1.VirtualMachineInstanceStatus {
 				s := wantRunning()
 				s.Conditions = s.Conditions[:2]
+				return s
+			}(),
+		},
+		{
+			name: "the guest took its lease: infoSource says dhcp",
+			vmi:  withStatus(wantRunning()), info: info,
+			d: func() *apiv1.Domain {
+				d := proto.Clone(running).(*apiv1.Domain)
+				d.Interfaces[0].DhcpAddress = "198.19.255.2"
+				return d
+			}(),
+			want: func() *virtv1.VirtualMachineInstanceStatus {
+				s := wantRunning()
+				s.Interfaces[0].InfoSource = "domain, dhcp"
 				return s
 			}(),
 		},
