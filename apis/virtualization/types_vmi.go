@@ -111,7 +111,49 @@ type VirtualMachineInstanceStatus struct {
 	ActivePods map[types.UID]string
 	// LauncherContainerImageVersion is the launcher image the guest runs under.
 	LauncherContainerImageVersion string
+	// GuestOSInfo is the guest's operating system as its agent reports it.
+	GuestOSInfo VirtualMachineInstanceGuestOSInfo
+	// VolumeStatus is the state of each volume.
+	VolumeStatus []VolumeStatus
 }
+
+// VirtualMachineInstanceGuestOSInfo is the guest's operating system.
+type VirtualMachineInstanceGuestOSInfo struct {
+	Name          string
+	KernelRelease string
+	Version       string
+	PrettyName    string
+	VersionID     string
+	KernelVersion string
+	Machine       string
+	ID            string
+}
+
+// VolumeStatus is the observed state of one volume.
+type VolumeStatus struct {
+	// Name of the volume in spec.volumes.
+	Name string
+	// Target is the guest device the volume is attached as.
+	Target string
+	// Reason and Message say why the volume keeps the guest from starting.
+	Reason  string
+	Message string
+	// PersistentVolumeClaimInfo is the claim behind a PVC volume.
+	PersistentVolumeClaimInfo *PersistentVolumeClaimInfo
+}
+
+// PersistentVolumeClaimInfo is what the guest's disk on a claim depends on.
+type PersistentVolumeClaimInfo struct {
+	ClaimName          string
+	AccessModes        []corev1.PersistentVolumeAccessMode
+	VolumeMode         *corev1.PersistentVolumeMode
+	Capacity           corev1.ResourceList
+	Requests           corev1.ResourceList
+	FilesystemOverhead *Percent
+}
+
+// Percent is a fraction as a decimal string, such as "0.055".
+type Percent string
 
 // VirtualMachineInstanceConditionType names an observation of a VMI.
 type VirtualMachineInstanceConditionType string
@@ -121,6 +163,9 @@ const (
 	VirtualMachineInstanceReady VirtualMachineInstanceConditionType = "Ready"
 	// VirtualMachineInstancePaused is True while the guest's vCPUs are paused.
 	VirtualMachineInstancePaused VirtualMachineInstanceConditionType = "Paused"
+	// VirtualMachineInstanceAgentConnected is True while the guest agent is
+	// connected.
+	VirtualMachineInstanceAgentConnected VirtualMachineInstanceConditionType = "AgentConnected"
 	// VirtualMachineInstanceSoftwareEmulation is True when the guest runs
 	// under software emulation (QEMU TCG) because the node has no usable
 	// hardware virtualisation. Such guests are an order of magnitude slower.

@@ -78,6 +78,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSource"):
 		return &virtualizationv1.NetworkSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimInfo"):
+		return &virtualizationv1.PersistentVolumeClaimInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &virtualizationv1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodNetwork"):
@@ -94,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceCondition"):
 		return &virtualizationv1.VirtualMachineInstanceConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceGuestOSInfo"):
+		return &virtualizationv1.VirtualMachineInstanceGuestOSInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceNetworkInterface"):
 		return &virtualizationv1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
@@ -116,6 +120,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VolumeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSource"):
 		return &virtualizationv1.VolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeStatus"):
+		return &virtualizationv1.VolumeStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Watchdog"):
 		return &virtualizationv1.WatchdogApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WatchdogDevice"):

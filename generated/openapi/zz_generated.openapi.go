@@ -363,6 +363,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.Network{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_Network(ref),
 		virtualizationv1.NetworkSource{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_NetworkSource(ref),
 		virtualizationv1.PauseOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_PauseOptions(ref),
+		virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName():                      schema_virt_apis_virtualization_v1_PersistentVolumeClaimInfo(ref),
 		virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref),
 		virtualizationv1.PodNetwork{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_PodNetwork(ref),
 		virtualizationv1.Port{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_Port(ref),
@@ -376,6 +377,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
 		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
 		virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref),
+		virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestOSInfo(ref),
 		virtualizationv1.VirtualMachineInstanceList{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref),
 		virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(ref),
 		virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_VirtualMachineInstancePhaseTransitionTimestamp(ref),
@@ -389,6 +391,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineStatus{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref),
 		virtualizationv1.Volume{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_Volume(ref),
 		virtualizationv1.VolumeSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_VolumeSource(ref),
+		virtualizationv1.VolumeStatus{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_VolumeStatus(ref),
 		virtualizationv1.Watchdog{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_Watchdog(ref),
 		virtualizationv1.WatchdogDevice{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_WatchdogDevice(ref),
 	}
@@ -18321,6 +18324,91 @@ func schema_virt_apis_virtualization_v1_PauseOptions(ref common.ReferenceCallbac
 	}
 }
 
+func schema_virt_apis_virtualization_v1_PersistentVolumeClaimInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PersistentVolumeClaimInfo is what the guest's disk on a claim depends on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"accessModes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessModes of the claim.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+										Enum:   []interface{}{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"},
+									},
+								},
+							},
+						},
+					},
+					"volumeMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMode of the claim: Filesystem (the disk is a disk.img file on it) or Block (the disk is the device).\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Block", "Filesystem"},
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Capacity of the bound volume.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"requests": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requests of the claim.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"filesystemOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilesystemOverhead is the share of a Filesystem volume a disk image leaves to the file system, as a decimal such as \"0.055\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18869,6 +18957,75 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref comm
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestOSInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestOSInfo is the guest's operating system, from its guest agent (os-release and uname).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the operating system, such as \"Debian GNU/Linux\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kernelRelease": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelRelease, such as \"6.1.0-56-cloud-amd64\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version, such as \"12 (bookworm)\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prettyName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PrettyName, such as \"Debian GNU/Linux 12 (bookworm)\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"versionId": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VersionID, such as \"12\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kernelVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelVersion, such as \"#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine architecture, such as \"x86_64\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID of the operating system, such as \"debian\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19267,11 +19424,36 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref common.
 							Format:      "",
 						},
 					},
+					"guestOSInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestOSInfo is the guest's operating system as its guest agent reports it.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName()),
+						},
+					},
+					"volumeStatus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeStatus is the state of each volume: for a PersistentVolumeClaim its claim's size, mode and the share of the file system a disk image on it leaves free (filesystemOverhead).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VolumeStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName()},
+			virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), virtualizationv1.VolumeStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -19641,6 +19823,57 @@ func schema_virt_apis_virtualization_v1_VolumeSource(ref common.ReferenceCallbac
 		},
 		Dependencies: []string{
 			virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName(), virtualizationv1.ContainerDiskSource{}.OpenAPIModelName(), virtualizationv1.EmptyDiskSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeStatus is the observed state of one volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume in spec.volumes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the guest device the volume is attached as, such as vdb.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a CamelCase word for the volume's state when it keeps the guest from starting, such as PVCNotBound.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says it for a person.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentVolumeClaimInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaimInfo is the claim behind a PVC volume.",
+							Ref:         ref(virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
 	}
 }
 

@@ -30,9 +30,9 @@ var phase = []string{"phase", "reason", "phaseTransitionTimestamps", "conditions
 
 // Owned lists the status fields each writer may change.
 var Owned = map[Writer]sets.Set[string]{
-	VMIController: sets.New(append(phase, "nodeName", "activePods", "launcherContainerImageVersion", "conditions[PodScheduled]")...),
+	VMIController: sets.New(append(phase, "nodeName", "activePods", "launcherContainerImageVersion", "conditions[PodScheduled]", "volumeStatus")...),
 	NodeHealth:    sets.New(phase...),
-	Handler:       sets.New(append(phase, "conditions[SoftwareEmulation]", "interfaces")...),
+	Handler:       sets.New(append(phase, "conditions[SoftwareEmulation]", "conditions[AgentConnected]", "interfaces", "guestOSInfo")...),
 }
 
 // Foreign lists the fields a write from old to updated changes that w does

@@ -148,7 +148,93 @@ type VirtualMachineInstanceStatus struct {
 	// LauncherContainerImageVersion is the launcher image the guest runs under.
 	// +optional
 	LauncherContainerImageVersion string `json:"launcherContainerImageVersion,omitempty" protobuf:"bytes,8,opt,name=launcherContainerImageVersion"`
+	// GuestOSInfo is the guest's operating system as its guest agent
+	// reports it.
+	// +optional
+	GuestOSInfo VirtualMachineInstanceGuestOSInfo `json:"guestOSInfo,omitempty" protobuf:"bytes,9,opt,name=guestOSInfo"`
+	// VolumeStatus is the state of each volume: for a PersistentVolumeClaim
+	// its claim's size, mode and the share of the file system a disk image
+	// on it leaves free (filesystemOverhead).
+	// +optional
+	// +listType=atomic
+	VolumeStatus []VolumeStatus `json:"volumeStatus,omitempty" protobuf:"bytes,10,rep,name=volumeStatus"`
 }
+
+// VirtualMachineInstanceGuestOSInfo is the guest's operating system, from
+// its guest agent (os-release and uname).
+type VirtualMachineInstanceGuestOSInfo struct {
+	// Name of the operating system, such as "Debian GNU/Linux".
+	// +optional
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
+	// KernelRelease, such as "6.1.0-56-cloud-amd64".
+	// +optional
+	KernelRelease string `json:"kernelRelease,omitempty" protobuf:"bytes,2,opt,name=kernelRelease"`
+	// Version, such as "12 (bookworm)".
+	// +optional
+	Version string `json:"version,omitempty" protobuf:"bytes,3,opt,name=version"`
+	// PrettyName, such as "Debian GNU/Linux 12 (bookworm)".
+	// +optional
+	PrettyName string `json:"prettyName,omitempty" protobuf:"bytes,4,opt,name=prettyName"`
+	// VersionID, such as "12".
+	// +optional
+	VersionID string `json:"versionId,omitempty" protobuf:"bytes,5,opt,name=versionId"`
+	// KernelVersion, such as "#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1".
+	// +optional
+	KernelVersion string `json:"kernelVersion,omitempty" protobuf:"bytes,6,opt,name=kernelVersion"`
+	// Machine architecture, such as "x86_64".
+	// +optional
+	Machine string `json:"machine,omitempty" protobuf:"bytes,7,opt,name=machine"`
+	// ID of the operating system, such as "debian".
+	// +optional
+	ID string `json:"id,omitempty" protobuf:"bytes,8,opt,name=id"`
+}
+
+// VolumeStatus is the observed state of one volume.
+type VolumeStatus struct {
+	// Name of the volume in spec.volumes.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Target is the guest device the volume is attached as, such as vdb.
+	// +optional
+	Target string `json:"target,omitempty" protobuf:"bytes,2,opt,name=target"`
+	// Reason is a CamelCase word for the volume's state when it keeps the
+	// guest from starting, such as PVCNotBound.
+	// +optional
+	Reason string `json:"reason,omitempty" protobuf:"bytes,3,opt,name=reason"`
+	// Message says it for a person.
+	// +optional
+	Message string `json:"message,omitempty" protobuf:"bytes,4,opt,name=message"`
+	// PersistentVolumeClaimInfo is the claim behind a PVC volume.
+	// +optional
+	PersistentVolumeClaimInfo *PersistentVolumeClaimInfo `json:"persistentVolumeClaimInfo,omitempty" protobuf:"bytes,5,opt,name=persistentVolumeClaimInfo"`
+}
+
+// PersistentVolumeClaimInfo is what the guest's disk on a claim depends on.
+type PersistentVolumeClaimInfo struct {
+	// ClaimName is the claim's name.
+	// +optional
+	ClaimName string `json:"claimName,omitempty" protobuf:"bytes,1,opt,name=claimName"`
+	// AccessModes of the claim.
+	// +optional
+	// +listType=atomic
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty" protobuf:"bytes,2,rep,name=accessModes,casttype=k8s.io/api/core/v1.PersistentVolumeAccessMode"`
+	// VolumeMode of the claim: Filesystem (the disk is a disk.img file on
+	// it) or Block (the disk is the device).
+	// +optional
+	VolumeMode *corev1.PersistentVolumeMode `json:"volumeMode,omitempty" protobuf:"bytes,3,opt,name=volumeMode,casttype=k8s.io/api/core/v1.PersistentVolumeMode"`
+	// Capacity of the bound volume.
+	// +optional
+	Capacity corev1.ResourceList `json:"capacity,omitempty" protobuf:"bytes,4,rep,name=capacity,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
+	// Requests of the claim.
+	// +optional
+	Requests corev1.ResourceList `json:"requests,omitempty" protobuf:"bytes,5,rep,name=requests,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
+	// FilesystemOverhead is the share of a Filesystem volume a disk image
+	// leaves to the file system, as a decimal such as "0.055".
+	// +optional
+	FilesystemOverhead *Percent `json:"filesystemOverhead,omitempty" protobuf:"bytes,6,opt,name=filesystemOverhead,casttype=Percent"`
+}
+
+// Percent is a fraction as a decimal string, such as "0.055" (KubeVirt's).
+type Percent string
 
 // VirtualMachineInstanceConditionType names an observation of a VMI.
 type VirtualMachineInstanceConditionType string
@@ -158,6 +244,9 @@ const (
 	VirtualMachineInstanceReady VirtualMachineInstanceConditionType = "Ready"
 	// VirtualMachineInstancePaused is True while the guest's vCPUs are paused.
 	VirtualMachineInstancePaused VirtualMachineInstanceConditionType = "Paused"
+	// VirtualMachineInstanceAgentConnected is True while the guest's agent
+	// (qemu-guest-agent) is connected.
+	VirtualMachineInstanceAgentConnected VirtualMachineInstanceConditionType = "AgentConnected"
 	// VirtualMachineInstanceSoftwareEmulation is True when the guest runs
 	// under software emulation (QEMU TCG) because the node has no usable
 	// hardware virtualisation. Such guests are an order of magnitude slower.

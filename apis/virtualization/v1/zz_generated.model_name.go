@@ -152,6 +152,11 @@ func (in PauseOptions) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PersistentVolumeClaimInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource"
 }
@@ -217,6 +222,11 @@ func (in VirtualMachineInstanceCondition) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceGuestOSInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceGuestOSInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceList) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceList"
 }
@@ -279,6 +289,11 @@ func (in Volume) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

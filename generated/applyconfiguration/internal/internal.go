@@ -336,6 +336,34 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: pod
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PodNetwork
+- name: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: capacity
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: claimName
+      type:
+        scalar: string
+    - name: filesystemOverhead
+      type:
+        scalar: string
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: volumeMode
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
   map:
     fields:
@@ -481,6 +509,33 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceGuestOSInfo
+  map:
+    fields:
+    - name: id
+      type:
+        scalar: string
+    - name: kernelRelease
+      type:
+        scalar: string
+    - name: kernelVersion
+      type:
+        scalar: string
+    - name: machine
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: prettyName
+      type:
+        scalar: string
+    - name: version
+      type:
+        scalar: string
+    - name: versionId
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
   map:
     fields:
@@ -585,6 +640,10 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: guestOSInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceGuestOSInfo
+      default: {}
     - name: interfaces
       type:
         list:
@@ -609,6 +668,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+    - name: volumeStatus
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VolumeStatus
+          elementRelationship: atomic
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec
   map:
     fields:
@@ -710,6 +775,25 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: persistentVolumeClaim
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.VolumeStatus
+  map:
+    fields:
+    - name: message
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: persistentVolumeClaimInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
+    - name: reason
+      type:
+        scalar: string
+    - name: target
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Watchdog
   map:
     fields:

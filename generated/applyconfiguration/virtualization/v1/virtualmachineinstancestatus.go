@@ -46,6 +46,13 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	ActivePods map[types.UID]string `json:"activePods,omitempty"`
 	// LauncherContainerImageVersion is the launcher image the guest runs under.
 	LauncherContainerImageVersion *string `json:"launcherContainerImageVersion,omitempty"`
+	// GuestOSInfo is the guest's operating system as its guest agent
+	// reports it.
+	GuestOSInfo *VirtualMachineInstanceGuestOSInfoApplyConfiguration `json:"guestOSInfo,omitempty"`
+	// VolumeStatus is the state of each volume: for a PersistentVolumeClaim
+	// its claim's size, mode and the share of the file system a disk image
+	// on it leaves free (filesystemOverhead).
+	VolumeStatus []VolumeStatusApplyConfiguration `json:"volumeStatus,omitempty"`
 }
 
 // VirtualMachineInstanceStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceStatus type for use with
@@ -136,5 +143,26 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithActivePods(entries 
 // If called multiple times, the LauncherContainerImageVersion field is set to the value of the last call.
 func (b *VirtualMachineInstanceStatusApplyConfiguration) WithLauncherContainerImageVersion(value string) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.LauncherContainerImageVersion = &value
+	return b
+}
+
+// WithGuestOSInfo sets the GuestOSInfo field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GuestOSInfo field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithGuestOSInfo(value *VirtualMachineInstanceGuestOSInfoApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.GuestOSInfo = value
+	return b
+}
+
+// WithVolumeStatus adds the given value to the VolumeStatus field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeStatus field.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVolumeStatus(values ...*VolumeStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeStatus")
+		}
+		b.VolumeStatus = append(b.VolumeStatus, *values[i])
+	}
 	return b
 }
