@@ -3,12 +3,14 @@
 // side by side in one run on one machine, and writes docs/performance.md
 // with a chart (docs/performance.png).
 //
-// Five parts, each in its own package: apipath (the API path), startup
+// Six parts, each in its own package: apipath (the API path), startup
 // (POST to Running and to the guest's serial marker, against libvirt
 // directly), writecount (API writes per VMI lifecycle, from the servers'
 // own metrics), overhead (the launcher pod's memory, embedded libvirt
-// against a private libvirtd) and console (keystroke echo through the
-// aggregator against QEMU's socket on the node). A run of some parts can
+// against a private libvirtd), console (keystroke echo through the
+// aggregator against QEMU's socket on the node) and network (guest
+// downloads and small requests through the masquerade binding against a
+// plain tap under raw libvirt). A run of some parts can
 // be merged into an earlier run's results (--merge). The report package renders what they
 // measured; machine describes the host.
 //

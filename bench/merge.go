@@ -39,6 +39,8 @@ func merge(base, run *report.Results) {
 			base.Launcher = run.Launcher
 		case "console":
 			base.Console = run.Console
+		case "network":
+			base.Network = run.Network
 		}
 		base.Failures = slices.DeleteFunc(base.Failures, func(f report.Failure) bool { return f.Part == p })
 		if !slices.Contains(base.Parts, p) {

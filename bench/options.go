@@ -14,7 +14,7 @@ import (
 // Options of a run. The defaults finish in well under 30 minutes on the
 // project's 2-core machine.
 type Options struct {
-	// Parts to run: api, start, writes, launcher, console.
+	// Parts to run: api, start, writes, launcher, console, network.
 	Parts []string
 	// Output is the markdown report; the chart goes beside it (.png) and
 	// the raw results too (.json).
@@ -41,6 +41,9 @@ type Options struct {
 	ConsoleKeystrokes int
 	ConsoleBlocks     int
 
+	NetworkDownloads int
+	NetworkRequests  int
+
 	ProfileDir      string
 	ProfileClients  int
 	ProfileDuration time.Duration
@@ -52,7 +55,7 @@ type Options struct {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console"}, "parts to run")
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network"}, "parts to run")
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
 	fs.StringVar(&o.Merge, "merge", "", "results file of an earlier run (e.g. docs/performance.json) to merge this run's parts into: the report keeps its other parts and says when the merged ones were measured")
@@ -71,6 +74,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.WriteIdle, "write-idle", 20*time.Second, "idle window measuring the cluster's background writes")
 	fs.IntVar(&o.ConsoleKeystrokes, "console-keystrokes", 200, "keystrokes timed per console path")
 	fs.IntVar(&o.ConsoleBlocks, "console-blocks", 4, "blocks the console keystrokes are sent in, alternating between the paths")
+	fs.IntVar(&o.NetworkDownloads, "network-downloads", 5, "downloads of the guest's 64 MiB file timed per network path, alternating between the paths")
+	fs.IntVar(&o.NetworkRequests, "network-requests", 200, "small requests timed per network path, each on a fresh connection, alternating between the paths")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
@@ -80,7 +85,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	for _, p := range o.Parts {
 		switch p {
-		case "api", "start", "writes", "launcher", "console":
+		case "api", "start", "writes", "launcher", "console", "network":
 		default:
 			return fmt.Errorf("--parts: unknown part %q", p)
 		}
@@ -104,6 +109,12 @@ func (o *Options) Validate() error {
 	if o.ConsoleBlocks <= 0 || o.ConsoleBlocks > o.ConsoleKeystrokes {
 		return fmt.Errorf("--console-blocks must be in (0, --console-keystrokes]")
 	}
+	if o.NetworkDownloads <= 0 || o.NetworkDownloads > 100 {
+		return fmt.Errorf("--network-downloads must be in (0, 100]")
+	}
+	if o.NetworkRequests <= 0 || o.NetworkRequests > 10000 {
+		return fmt.Errorf("--network-requests must be in (0, 10000]")
+	}
 	if o.Merge != "" && o.FromJSON != "" {
 		return fmt.Errorf("--merge measures and --from-json does not: give one")
 	}
@@ -112,9 +123,10 @@ func (o *Options) Validate() error {
 
 // String is the options that shape the measurements, for the report.
 func (o *Options) String() string {
-	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d",
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d",
 		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
-		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks)
+		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks,
+		o.NetworkDownloads, o.NetworkRequests)
 }
 
 func ints(v []int) string {

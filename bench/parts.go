@@ -16,6 +16,7 @@ import (
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/namespace"
+	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/bench/writecount"
@@ -108,6 +109,18 @@ func runConsole(ctx context.Context, cluster *framework.Cluster, o Options) (*co
 		Kube: cluster.Kube, Virt: cluster.Virt, Config: cluster.Config, KubeletRoot: cluster.KubeletRoot,
 		VMIFile: filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml"), Logf: logf,
 	}, console.Options{Keystrokes: o.ConsoleKeystrokes, Blocks: o.ConsoleBlocks, Timeout: o.StartTimeout})
+}
+
+// runNetwork is part 6, guest networking: downloads and small requests
+// through the masquerade binding against the same guest on a plain tap
+// under raw libvirt, which boots the guest's kernel and initrd directly.
+func runNetwork(ctx context.Context, cluster *framework.Cluster, o Options) (*network.Result, error) {
+	guest, err := buildGuest(ctx, cluster.Root)
+	if err != nil {
+		return nil, err
+	}
+	return network.Run(ctx, network.Env{Kube: cluster.Kube, Virt: cluster.Virt, Guest: guest, Logf: logf},
+		network.Options{Downloads: o.NetworkDownloads, Requests: o.NetworkRequests, Timeout: o.StartTimeout})
 }
 
 // buildGuest runs hack/build-guest.sh (instant when built) for the raw

@@ -137,6 +137,12 @@ func measure(ctx context.Context, cluster *framework.Cluster, o Options, res *re
 			fail("console", err)
 		}
 	}
+	if o.has("network") && ctx.Err() == nil {
+		logf("part 6: guest network, masquerade against a plain tap")
+		if res.Network, err = runNetwork(ctx, cluster, o); err != nil {
+			fail("network", err)
+		}
+	}
 	return failures, nil
 }
 

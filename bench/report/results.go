@@ -6,6 +6,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/bench/writecount"
@@ -25,6 +26,7 @@ type Results struct {
 	Writes   *writecount.Result `json:",omitempty"`
 	Launcher *overhead.Result   `json:",omitempty"`
 	Console  *console.Result    `json:",omitempty"`
+	Network  *network.Result    `json:",omitempty"`
 	Failures []Failure          `json:",omitempty"`
 	// Merged are later runs of some of the parts, whose results replaced
 	// this run's for those parts (virt-bench --merge).

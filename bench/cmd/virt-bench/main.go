@@ -13,9 +13,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"kubevirt.dev/virt/bench"
+	"kubevirt.dev/virt/bench/network"
 )
 
 func main() {
+	// Part 6 runs raw libvirt as this binary again, in its own namespace.
+	if network.IsRawLibvirt() {
+		os.Exit(network.RawLibvirtMain())
+	}
 	var o bench.Options
 	o.AddFlags(pflag.CommandLine)
 	pflag.Parse()
