@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/bench/proc"
@@ -124,6 +125,9 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 	}
 	vmi := startup.VMI("overhead-host")
 	vmi.Namespace, vmi.UID = "bench", uuid.NewUUID()
+	// No NIC: its tap is virt-handler's to prepare in a pod, and there is
+	// no pod here.
+	vmi.Spec.Domain.Devices.AutoattachPodInterface = ptr.To(false)
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	privateDir := filepath.Join(dir, "p")
 	args := []string{env.LauncherBinary, "--vmi-namespace", vmi.Namespace, "--vmi-name", vmi.Name, "--vmi-uid", string(vmi.UID),

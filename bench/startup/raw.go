@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/bench/proc"
@@ -94,6 +95,10 @@ func (h *rawHost) domain(prefix string) (rawDomain, error) {
 	name := fmt.Sprintf("%s-%d", prefix, h.seq)
 	vmi := VMI(name)
 	vmi.Namespace, vmi.UID = "bench", types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", h.seq))
+	// No NIC: raw libvirt is the floor (a guest's tap would be someone's to
+	// make); the platform's guests get theirs in the pod, which counts
+	// against the platform.
+	vmi.Spec.Domain.Devices.AutoattachPodInterface = ptr.To(false)
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	gdir := filepath.Join(h.dir, fmt.Sprint(h.seq))
 	if err := os.MkdirAll(gdir, 0o755); err != nil {
