@@ -106,8 +106,9 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			"--vmi-uid", string(vmi.UID),
 			"--grace-period-seconds", strconv.FormatInt(grace, 10),
 		},
-		Resources:    resources,
-		VolumeMounts: v.computeMounts,
+		Resources:     resources,
+		VolumeMounts:  v.computeMounts,
+		VolumeDevices: v.computeDevices,
 		// The launcher is ready once it serves its socket: that readiness is
 		// what virt-controller waits for before handing the VMI to the node.
 		// A startup probe, not a readiness probe: it stops once it passed,

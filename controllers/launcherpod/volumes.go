@@ -13,11 +13,12 @@ import (
 )
 
 // volumes are the pod's volumes, the compute container's mounts of them and
-// the pull secrets of the images the pod runs.
+// its block devices, and the pull secrets of the images the pod runs.
 type volumes struct {
-	volumes       []corev1.Volume
-	computeMounts []corev1.VolumeMount
-	pullSecrets   []corev1.LocalObjectReference
+	volumes        []corev1.Volume
+	computeMounts  []corev1.VolumeMount
+	computeDevices []corev1.VolumeDevice
+	pullSecrets    []corev1.LocalObjectReference
 }
 
 func (v *volumes) add(name, mountPath string, readOnly bool, src corev1.VolumeSource) {
@@ -61,9 +62,18 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 			pullSecret(vol.ContainerDisk.ImagePullSecret)
 		case vol.PersistentVolumeClaim != nil:
 			claim := vol.PersistentVolumeClaim
-			v.add(fmt.Sprintf("pvc-%d", i), filepath.Join(layout.PVCDirRoot, vol.Name), claim.ReadOnly,
-				corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-					ClaimName: claim.ClaimName, ReadOnly: claim.ReadOnly}})
+			name := fmt.Sprintf("pvc-%d", i)
+			src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: claim.ClaimName, ReadOnly: claim.ReadOnly}}
+			if claimIsBlock(vmi, vol.Name) {
+				// A block claim cannot be mounted: the kubelet hands the
+				// device itself to the container.
+				v.volumes = append(v.volumes, corev1.Volume{Name: name, VolumeSource: src})
+				v.computeDevices = append(v.computeDevices, corev1.VolumeDevice{
+					Name: name, DevicePath: layout.PVCDevice(layout.PVCDeviceRoot, vol.Name)})
+				continue
+			}
+			v.add(name, filepath.Join(layout.PVCDirRoot, vol.Name), claim.ReadOnly, src)
 		case vol.CloudInitNoCloud != nil:
 			ci := vol.CloudInitNoCloud
 			if ci.SecretRef != nil {
@@ -77,4 +87,17 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 		}
 	}
 	return v
+}
+
+// claimIsBlock reports whether the claim of volume is in Block mode, as
+// virt-controller recorded it in the VMI's volumeStatus before rendering the
+// pod: the pod's volume is then a device, not a mount.
+func claimIsBlock(vmi *virtv1.VirtualMachineInstance, volume string) bool {
+	for _, vs := range vmi.Status.VolumeStatus {
+		if vs.Name == volume && vs.PersistentVolumeClaimInfo != nil {
+			mode := vs.PersistentVolumeClaimInfo.VolumeMode
+			return mode != nil && *mode == corev1.PersistentVolumeBlock
+		}
+	}
+	return false
 }

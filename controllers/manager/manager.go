@@ -146,7 +146,9 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if o.LauncherRunAsUser >= 0 {
 		podConfig.RunAsUser = ptr.To(o.LauncherRunAsUser)
 	}
-	vmiCtrl, err := virtualmachineinstance.New(ctx, kube, virt, vmis, pods, recorder, podConfig, c)
+	vmiCtrl, err := virtualmachineinstance.New(ctx, kube, virt, vmis, pods,
+		cluster.Core().V1().PersistentVolumeClaims(), cluster.Storage().V1().StorageClasses(), recorder,
+		virtualmachineinstance.Config{Pod: podConfig, FilesystemOverhead: virtv1.Percent(o.FilesystemOverhead)}, c)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,14 @@ package manager
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/internal/apiclient"
@@ -26,6 +28,10 @@ type Options struct {
 	LauncherCapabilitiesCache bool
 	LauncherTunDevice         bool
 	LauncherGraceMargin       time.Duration
+
+	// FilesystemOverhead is the share of a Filesystem-mode claim that a
+	// disk image on it leaves to the file system, a decimal in [0, 1).
+	FilesystemOverhead string
 
 	HeartbeatTimeout time.Duration
 	Backoff          virtualmachine.Backoff
@@ -58,6 +64,7 @@ func NewOptions() *Options {
 		LauncherCapabilitiesCache: true,
 		LauncherTunDevice:         true,
 		LauncherGraceMargin:       15 * time.Second,
+		FilesystemOverhead:        string(virtv1.DefaultFilesystemOverhead),
 		HeartbeatTimeout:          nodehealth.DefaultHeartbeatTimeout,
 		Backoff:                   virtualmachine.DefaultBackoff,
 		Workers:                   3,
@@ -88,6 +95,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LauncherGraceMargin, "launcher-grace-margin", o.LauncherGraceMargin,
 		"added to a VMI's grace period for its pod's, so the launcher can destroy the guest and exit")
 
+	fs.StringVar(&o.FilesystemOverhead, "filesystem-overhead", o.FilesystemOverhead,
+		"share of a Filesystem-mode PersistentVolumeClaim that the disk image virt-launcher creates on it leaves to the file system (KubeVirt's default)")
+
 	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
 		"age of a node's virt-handler heartbeat after which its VMIs fail with NodeUnresponsive")
 	fs.DurationVar(&o.Backoff.Base, "start-backoff-base", o.Backoff.Base, "first delay after a VM's instance failed soon after it started")
@@ -115,6 +125,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--launcher-image is required")
 	case o.Workers < 1:
 		return fmt.Errorf("--workers must be at least 1")
+	case !validOverhead(o.FilesystemOverhead):
+		return fmt.Errorf("--filesystem-overhead must be a decimal in [0, 1), such as 0.055")
 	case o.HeartbeatTimeout <= 0:
 		return fmt.Errorf("--heartbeat-timeout must be positive")
 	case o.LeaderElect && !(o.LeaseDuration > o.LeaseRenewDeadline && o.LeaseRenewDeadline > o.LeaseRetryPeriod && o.LeaseRetryPeriod > 0):
@@ -128,4 +140,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--launcher-pull-policy must be Always, IfNotPresent or Never")
 	}
 	return logsapi.ValidateAndApply(o.Logs, nil)
+}
+
+// validOverhead reports whether s is a fraction a disk image can leave to
+// the file system: at least 0, less than the whole volume.
+func validOverhead(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f >= 0 && f < 1
 }

@@ -9,14 +9,17 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/expectation"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
@@ -34,40 +37,65 @@ const (
 	ReasonHandedOff        = "Scheduled"
 )
 
+// Config is what the controller takes from virt-controller's flags.
+type Config struct {
+	// Pod renders the launcher pods.
+	Pod launcherpod.Config
+	// FilesystemOverhead is the share of a Filesystem-mode claim that a
+	// disk image on it leaves to the file system, recorded in each PVC
+	// volume's status for the launcher; empty is
+	// virtv1.DefaultFilesystemOverhead.
+	FilesystemOverhead virtv1.Percent
+}
+
 // Controller is the VMI controller. Create it with New and start it with Run.
 type Controller struct {
 	kube kubernetes.Interface
 	virt virtclient.Interface
 
-	vmiLister  virtlisters.VirtualMachineInstanceLister
-	podLister  corelisters.PodLister
-	podIndexer cache.Indexer
-	synced     []cache.InformerSynced
+	vmiLister   virtlisters.VirtualMachineInstanceLister
+	vmiIndexer  cache.Indexer
+	podLister   corelisters.PodLister
+	podIndexer  cache.Indexer
+	pvcLister   corelisters.PersistentVolumeClaimLister
+	classLister storagelisters.StorageClassLister
+	synced      []cache.InformerSynced
 
-	queue        workqueue.TypedRateLimitingInterface[string]
-	expectations *expectation.Expectations
-	recorder     record.EventRecorder
-	clock        clock.WithTicker
-	podConfig    launcherpod.Config
+	queue              workqueue.TypedRateLimitingInterface[string]
+	expectations       *expectation.Expectations
+	recorder           record.EventRecorder
+	clock              clock.WithTicker
+	podConfig          launcherpod.Config
+	filesystemOverhead virtv1.Percent
 }
 
 // New wires the controller to its informers. The pod informer should watch
-// launcher pods only (ComponentLabel=virt-launcher); others are ignored.
+// launcher pods only (ComponentLabel=virt-launcher); others are ignored. The
+// claims and storage classes are those of persistentVolumeClaim volumes.
 func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interface,
 	vmis virtinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer,
-	recorder record.EventRecorder, podConfig launcherpod.Config, c clock.WithTicker) (*Controller, error) {
+	pvcs coreinformers.PersistentVolumeClaimInformer, classes storageinformers.StorageClassInformer,
+	recorder record.EventRecorder, cfg Config, c clock.WithTicker) (*Controller, error) {
 	logger := klog.FromContext(ctx)
+	if cfg.FilesystemOverhead == "" {
+		cfg.FilesystemOverhead = virtv1.DefaultFilesystemOverhead
+	}
 	ctrl := &Controller{
-		kube:         kube,
-		virt:         virt,
-		vmiLister:    vmis.Lister(),
-		podLister:    pods.Lister(),
-		podIndexer:   pods.Informer().GetIndexer(),
-		synced:       []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced},
-		expectations: expectation.New(expectation.DefaultTTL, c),
-		recorder:     recorder,
-		clock:        c,
-		podConfig:    podConfig,
+		kube:        kube,
+		virt:        virt,
+		vmiLister:   vmis.Lister(),
+		vmiIndexer:  vmis.Informer().GetIndexer(),
+		podLister:   pods.Lister(),
+		podIndexer:  pods.Informer().GetIndexer(),
+		pvcLister:   pvcs.Lister(),
+		classLister: classes.Lister(),
+		synced: []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced,
+			pvcs.Informer().HasSynced, classes.Informer().HasSynced},
+		expectations:       expectation.New(expectation.DefaultTTL, c),
+		recorder:           recorder,
+		clock:              c,
+		podConfig:          cfg.Pod,
+		filesystemOverhead: cfg.FilesystemOverhead,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "virtualmachineinstance", Clock: c},
@@ -75,6 +103,9 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 	}
 	if err := pods.Informer().AddIndexers(cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID}); err != nil {
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
+	}
+	if err := vmis.Informer().AddIndexers(cache.Indexers{claimIndex: indexByClaim}); err != nil {
+		return nil, fmt.Errorf("index VMIs by claim: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
 		AddFunc:    ctrl.enqueue,
@@ -89,6 +120,13 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 		DeleteFunc: ctrl.deletePod,
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, fmt.Errorf("watch launcher pods: %w", err)
+	}
+	if _, err := pvcs.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ctrl.enqueueClaimUsers,
+		UpdateFunc: func(_, obj any) { ctrl.enqueueClaimUsers(obj) },
+		DeleteFunc: ctrl.enqueueClaimUsers,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("watch claims: %w", err)
 	}
 	return ctrl, nil
 }

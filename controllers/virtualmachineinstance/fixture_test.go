@@ -35,14 +35,16 @@ var testPodConfig = launcherpod.Config{LauncherImage: "virt-launcher:test", Grac
 // fixture is a controller on fake clientsets whose informer caches are filled
 // by hand, so that a test decides exactly what the controller's cache lags.
 type fixture struct {
-	t        *testing.T
-	kube     *k8sfake.Clientset
-	virt     *virtfake.Clientset
-	ctrl     *Controller
-	vmiStore cache.Indexer
-	podStore cache.Indexer
-	recorder *record.FakeRecorder
-	clock    *clocktesting.FakeClock
+	t          *testing.T
+	kube       *k8sfake.Clientset
+	virt       *virtfake.Clientset
+	ctrl       *Controller
+	vmiStore   cache.Indexer
+	podStore   cache.Indexer
+	claimStore cache.Indexer
+	classStore cache.Indexer
+	recorder   *record.FakeRecorder
+	clock      *clocktesting.FakeClock
 }
 
 func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod) *fixture {
@@ -73,13 +75,18 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 	virtFactory := virtinformers.NewSharedInformerFactory(f.virt, 0)
 	podInformer := kubeFactory.Core().V1().Pods()
 	vmiInformer := virtFactory.Virtualization().V1().VirtualMachineInstances()
-	ctrl, err := New(t.Context(), f.kube, f.virt, vmiInformer, podInformer, f.recorder, testPodConfig, f.clock)
+	claimInformer := kubeFactory.Core().V1().PersistentVolumeClaims()
+	classInformer := kubeFactory.Storage().V1().StorageClasses()
+	ctrl, err := New(t.Context(), f.kube, f.virt, vmiInformer, podInformer, claimInformer, classInformer,
+		f.recorder, Config{Pod: testPodConfig}, f.clock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ctrl = ctrl
 	f.vmiStore = vmiInformer.Informer().GetIndexer()
 	f.podStore = podInformer.Informer().GetIndexer()
+	f.claimStore = claimInformer.Informer().GetIndexer()
+	f.classStore = classInformer.Informer().GetIndexer()
 	for _, v := range vmis {
 		f.must(f.vmiStore.Add(v))
 	}

@@ -85,6 +85,15 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 	}
 	pod := pods[0]
 	status, write := nextStatus(&vmi.Status, pod, c.now())
+	// The claims are read again before the hand-off: the node's launcher
+	// sizes Filesystem disks from the bound claims' capacity.
+	volumes, _, err := c.volumeStatus(ctx, vmi, status.Phase == virtv1.Scheduled)
+	if err != nil {
+		return err
+	}
+	if !volumeStatusEqual(volumes, vmi.Status.VolumeStatus) {
+		status.VolumeStatus, write = volumes, true
+	}
 	if !write {
 		return nil
 	}
@@ -95,10 +104,32 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 	case virtv1.Scheduled:
 		reason, msg = ReasonHandedOff, fmt.Sprintf("launcher pod %s is ready on node %s; the node takes over", pod.Name, status.NodeName)
 	}
-	return c.updateStatus(ctx, vmi, status, eventType, reason, msg)
+	if err := c.updateStatus(ctx, vmi, status, eventType, reason, msg); err != nil {
+		return err
+	}
+	c.volumeEvents(vmi, vmi.Status.VolumeStatus, status.VolumeStatus)
+	return nil
 }
 
+// createPod creates the VMI's launcher pod once every claim its volumes name
+// exists: a VMI whose claim does not exist fails. A claim that exists but is
+// not bound does not hold the pod back (a WaitForFirstConsumer claim binds
+// only once its pod is scheduled); the VMI's volumeStatus says why it waits.
 func (c *Controller) createPod(ctx context.Context, key string, vmi *virtv1.VirtualMachineInstance) error {
+	volumes, missing, err := c.volumeStatus(ctx, vmi, true)
+	if err != nil {
+		return err
+	}
+	if missing != nil {
+		msg := missing.message(vmi.Namespace)
+		return c.updateStatus(ctx, vmi, failedStatus(&vmi.Status, virtv1.ReasonPVCNotFound, msg, c.now()),
+			corev1.EventTypeWarning, virtv1.ReasonPVCNotFound, msg)
+	}
+	// The pod is rendered from the volumes' status: a Block claim is a
+	// device of the launcher container, not a mount.
+	vmi = vmi.DeepCopy()
+	old := vmi.Status.VolumeStatus
+	vmi.Status.VolumeStatus = volumes
 	pod, err := launcherpod.New(vmi, c.podConfig)
 	if err != nil {
 		// Retrying cannot fix a VMI the pod cannot be rendered for; the
@@ -121,7 +152,11 @@ func (c *Controller) createPod(ctx context.Context, key string, vmi *virtv1.Virt
 	c.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created launcher pod %s", created.Name)
 	klog.FromContext(ctx).V(2).Info("Created launcher pod", "pod", klog.KObj(created))
 	status, _ := nextStatus(&vmi.Status, created, c.now())
-	return c.updateStatus(ctx, vmi, status, "", "", "")
+	if err := c.updateStatus(ctx, vmi, status, "", "", ""); err != nil {
+		return err
+	}
+	c.volumeEvents(vmi, old, volumes)
+	return nil
 }
 
 // syncDeleting releases a VMI that is being deleted: its pod goes once the

@@ -57,6 +57,11 @@ const (
 	// volumes: the claim of volume V is mounted at PVCDirRoot/V and its disk
 	// image is the file disk.img inside (KubeVirt's filesystem-PVC convention).
 	PVCDirRoot = "/var/run/virt-pvcs"
+	// PVCDeviceRoot is the parent of the device nodes of Block-mode
+	// persistentVolumeClaim volumes: the claim of volume V is the compute
+	// container's volumeDevice at PVCDeviceRoot/V, and the guest's disk is
+	// that device, raw.
+	PVCDeviceRoot = "/dev/virt-pvcs"
 )
 
 // Files under PrivateDir.
@@ -142,6 +147,12 @@ func LibvirtRoot(privateDir string) string {
 // DisksDir for container and empty disks, PVCDirRoot for claims.
 func DiskImage(dir, volume string) string {
 	return filepath.Join(dir, volume, DiskImageName)
+}
+
+// PVCDevice is the device node of a Block-mode claim's volume below
+// PVCDeviceRoot.
+func PVCDevice(deviceRoot, volume string) string {
+	return filepath.Join(deviceRoot, volume)
 }
 
 // NoCloudISO is the cloud-init NoCloud ISO of a volume below DisksDir.

@@ -53,6 +53,20 @@ const (
 	ReasonLauncherGone = "LauncherGone"
 	// ReasonSyncFailed: the launcher could not define or start the domain.
 	ReasonSyncFailed = "SyncFailed"
+	// ReasonPVCNotFound: a persistentVolumeClaim volume names a claim that
+	// does not exist in the VMI's namespace; the VMI fails before its pod is
+	// created.
+	ReasonPVCNotFound = "PVCNotFound"
+	// ReasonPVCNotBound: a volumeStatus reason; the volume's claim waits for
+	// a PersistentVolume, and so does the guest.
+	ReasonPVCNotBound = "PVCNotBound"
 	// ReasonSoftwareEmulation: SoftwareEmulation condition reason.
 	ReasonSoftwareEmulation = "NoHardwareVirtualization"
 )
+
+// DefaultFilesystemOverhead is the share of a Filesystem-mode claim that a
+// disk image on it leaves to the file system when nothing else is
+// configured: KubeVirt's (and CDI's) default. virt-controller records the
+// value it used in volumeStatus[].persistentVolumeClaimInfo, and
+// virt-launcher sizes the disk image from that record.
+const DefaultFilesystemOverhead Percent = "0.055"
