@@ -35,6 +35,7 @@ type Options struct {
 	PrivateDir    string
 	DisksDir      string
 	PVCDir        string
+	PVCDeviceDir  string
 	KernelBootDir string
 	SecretsDir    string
 	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
@@ -54,6 +55,7 @@ func NewOptions() *Options {
 		PrivateDir:           layout.PrivateDir,
 		DisksDir:             layout.DisksDir,
 		PVCDir:               layout.PVCDirRoot,
+		PVCDeviceDir:         layout.PVCDeviceRoot,
 		KernelBootDir:        layout.KernelBootDir,
 		SecretsDir:           layout.SecretDirRoot,
 		CapabilitiesCacheDir: layout.CapabilitiesCacheDir,
@@ -71,6 +73,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "directory of the socket, the embedded libvirt, the serial console and the final state")
 	fs.StringVar(&o.DisksDir, "disks-dir", o.DisksDir, "directory of the volumes' files (<dir>/<volume>/disk.img, nocloud.iso)")
 	fs.StringVar(&o.PVCDir, "pvc-dir", o.PVCDir, "parent of the persistentVolumeClaim mounts (<dir>/<volume>/disk.img)")
+	fs.StringVar(&o.PVCDeviceDir, "pvc-device-dir", o.PVCDeviceDir, "parent of the devices of Block-mode persistentVolumeClaims (<dir>/<volume>)")
 	fs.StringVar(&o.KernelBootDir, "kernel-boot-dir", o.KernelBootDir, "directory of the kernel and initrd of spec.domain.firmware.kernelBoot")
 	fs.StringVar(&o.SecretsDir, "secrets-dir", o.SecretsDir, "parent of the cloud-init secret mounts (<dir>/<volume>/userdata, networkdata)")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,

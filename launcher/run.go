@@ -77,7 +77,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		VMI:         info.Vmi,
 		GracePeriod: time.Duration(o.GracePeriodSeconds) * time.Second,
 		Info:        info,
-		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, Secrets: o.SecretsDir},
+		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, PVCDevices: o.PVCDeviceDir, Secrets: o.SecretsDir},
 		Host: domain.Host{
 			Kernel:       layout.Kernel(o.KernelBootDir),
 			Initrd:       layout.Initrd(o.KernelBootDir),

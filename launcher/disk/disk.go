@@ -19,6 +19,9 @@ import (
 type Dirs struct {
 	Disks   string
 	PVCRoot string
+	// PVCDevices is layout.PVCDeviceRoot: the device of a Block-mode
+	// claim's volume V is layout.PVCDevice(PVCDevices, V).
+	PVCDevices string
 	// Secrets is layout.SecretDirRoot: the cloud-init secrets of volume V
 	// are mounted at layout.UserDataSecretDir(Secrets, V) and
 	// layout.NetworkDataSecretDir(Secrets, V).
@@ -39,7 +42,7 @@ func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.D
 		case v.ContainerDisk != nil:
 			d, err = existing(layout.DiskImage(dirs.Disks, v.Name))
 		case v.PersistentVolumeClaim != nil:
-			d, err = existing(layout.DiskImage(dirs.PVCRoot, v.Name))
+			d, err = claimDisk(vmi, v.Name, dirs)
 		case v.EmptyDisk != nil:
 			d, err = emptyDisk(layout.DiskImage(dirs.Disks, v.Name), v.EmptyDisk.Capacity.Value())
 		case v.CloudInitNoCloud != nil:

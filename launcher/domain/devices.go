@@ -29,10 +29,14 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 		if format == "" {
 			format = FormatRaw
 		}
+		source := &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: file.Path}}
+		if file.Block {
+			source = &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: file.Path}}
+		}
 		dd := libvirtxml.DomainDisk{
 			Device: "disk",
 			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: format},
-			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: file.Path}},
+			Source: source,
 			Serial: disk.Serial,
 			Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + disk.Name},
 		}

@@ -46,6 +46,7 @@ func testHost() Host {
 			"cloudinit":     {Path: "/var/run/virt-disks/cloudinit/nocloud.iso", Format: FormatRaw},
 			"pvc":           {Path: "/var/run/virt-pvcs/pvc/disk.img", Format: FormatRaw},
 			"iso":           {Path: "/var/run/virt-disks/iso/disk.img", Format: FormatRaw},
+			"blockpvc":      {Path: "/dev/virt-pvcs/blockpvc", Format: FormatRaw, Block: true},
 		},
 		Kernel:       "/var/run/virt-kernel-boot/kernel",
 		Initrd:       "/var/run/virt-kernel-boot/initrd",
@@ -117,6 +118,12 @@ func TestConvertGolden(t *testing.T) {
 				volume("cloudinit", virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}),
 				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{}}),
 				volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "iso:latest"}}),
+			}
+		}},
+		{name: "block-disk", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "blockpvc"}}
+			v.Spec.Volumes = []virtv1.Volume{
+				volume("blockpvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "block"}}),
 			}
 		}},
 		{name: "interfaces", mutate: func(v *virtv1.VirtualMachineInstance) {

@@ -65,6 +65,8 @@ type Disk struct {
 	Path string
 	// Format is FormatRaw or FormatQCOW2.
 	Format string
+	// Block says Path is a block device (a Block-mode claim), not a file.
+	Block bool
 }
 
 // EFIFirmware are the OVMF images: code and the template of the variable
