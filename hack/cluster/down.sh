@@ -8,8 +8,9 @@
 # the sysctls they changed are restored. Fails, listing them, if processes,
 # mounts or the bridge survive.
 #
-# State (certificates, etcd, images, virt-apiserver's data) is kept for the
-# next `make up`; with --purge ${VIRT_STATE} is removed as well.
+# State (certificates, etcd, images, virt-apiserver's data, the local-path
+# volumes in ${VIRT_STATE}/local-path) is kept for the next `make up`; with
+# --purge ${VIRT_STATE} is removed as well, and the volumes with it.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -20,6 +20,9 @@
 #                          the test guest of hack/build-guest.sh as a kernelBoot
 #                          image (/boot/vmlinuz, /boot/initrd.gz) and a
 #                          containerDisk image (/disk/<file>)
+#   local-path-provisioner, local-path-helper
+#                          the cluster's storage provisioner and its helper
+#                          pods' busybox (local-path-images.sh)
 set -o errexit -o nounset -o pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 source "${here}/lib.sh"
@@ -182,6 +185,7 @@ if has_cmd virt-launcher; then
 fi
 
 source "${here}/guest-images.sh"
+source "${here}/local-path-images.sh"
 
 if [ "${import}" = 1 ]; then
   printf '%s\n' "${tags_out[@]}" | write_file "${VIRT_STATE}/images.tags" || true
