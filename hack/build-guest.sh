@@ -114,11 +114,12 @@ copy_module() {
 }
 copy_module button
 copy_module evdev
-# The cloud kernel builds virtio, virtio-pci and virtio-net as modules; each
-# one here depends only on those before it (their depends= lines), which is
-# the order the init loads them in.
+# The cloud kernel builds virtio, virtio-pci, virtio-net and virtio-blk as
+# modules; each one here depends only on those before it (their depends=
+# lines), which is the order the init loads them in. virtio_blk gives the
+# guest its disks (vda, vdb, ...: containerDisks, PVCs, empty disks).
 net_modules=(failover net_failover virtio_ring virtio virtio_pci_legacy_dev
-  virtio_pci_modern_dev virtio_pci virtio_net)
+  virtio_pci_modern_dev virtio_pci virtio_net virtio_blk)
 for mod in "${net_modules[@]}"; do
   copy_module "${mod}"
 done
