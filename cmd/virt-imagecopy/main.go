@@ -1,6 +1,7 @@
-// virt-imagecopy is the static copy tool of a launcher pod's init containers:
+// virt-imagecopy is the static tool of a launcher pod's file-only images:
 // `install <dir>` puts itself into the pod's tools volume, `copy <src> <dst>...`
-// copies the files of container-disk and kernel-boot images. Build it with
+// copies the files of kernel-boot images, `hold <src> <record> <launcher>`
+// keeps a container disk in place for the launcher. Build it with
 // CGO_ENABLED=0: it runs in images without libc.
 package main
 
@@ -16,7 +17,7 @@ func main() {
 	if err := imagecopy.Run(os.Args[1:]); err != nil {
 		msg := fmt.Sprintf("virt-imagecopy: %v", err)
 		fmt.Fprintln(os.Stderr, msg)
-		// kubectl describe pod shows it as the init container's message.
+		// kubectl describe pod shows it as the container's message.
 		termination.Write(msg)
 		os.Exit(1)
 	}

@@ -12,9 +12,11 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 )
 
-// A VMI booting a container disk gets an init container that installs the
-// copy tool, one that copies the disk, and the launcher, which gets
-// /dev/net/tun from virt-handler's device plugin.
+// A VMI with a container disk gets an init container that installs
+// virt-imagecopy, the launcher, which gets /dev/net/tun from virt-handler's
+// device plugin, and beside it the disk's image, running virt-imagecopy hold:
+// the launcher puts a writable overlay over the disk in that container, and
+// nothing is copied.
 func ExampleNew() {
 	vmi := &virtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tiny", UID: "6b4a3c1e"},
@@ -38,8 +40,8 @@ func ExampleNew() {
 	fmt.Println(layout.TunResourceName, "limit:", tun.String())
 	// Output:
 	// virt-tools [/usr/bin/virt-imagecopy install /var/run/virt-tools]
-	// volume-root [/var/run/virt-tools/virt-imagecopy copy /disk /var/run/virt-disks/root/disk.img]
 	// compute [/usr/bin/virt-launcher]
+	// volume-root [/var/run/virt-tools/virt-imagecopy hold /disk /var/run/virt-disks/root/containerdisk.json /usr/bin/virt-launcher]
 	// memory request: 361Mi grace: 45
 	// devices.kubevirt.io/tun limit: 1
 }

@@ -3,7 +3,6 @@ package launcherpod
 import (
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +18,8 @@ import (
 const (
 	ToolsContainer      = "virt-tools"
 	KernelBootContainer = "kernel-boot"
-	// containerDiskPrefix + volume name is the init container that copies a
-	// container disk.
+	// containerDiskPrefix + volume name is the container that holds a
+	// container disk for the launcher.
 	containerDiskPrefix = "volume-"
 )
 
@@ -42,7 +41,8 @@ const (
 // Config is what the pod takes from virt-controller's configuration rather
 // than from the VMI.
 type Config struct {
-	// LauncherImage runs virt-launcher and provides the copy tool.
+	// LauncherImage runs virt-launcher and provides virt-imagecopy, the
+	// tool the containers of container-disk and kernel-boot images run.
 	LauncherImage string
 	// LauncherPullPolicy is the pull policy of the launcher image.
 	LauncherPullPolicy corev1.PullPolicy
@@ -175,8 +175,11 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			ImagePullSecrets:      v.pullSecrets,
 			SecurityContext:       podSecurityContext(cfg.RunAsUser),
 			InitContainers:        initContainers(vmi, cfg),
-			Containers:            []corev1.Container{compute},
-			Volumes:               v.volumes,
+			// The launcher first: the kubelet starts the containers in
+			// this order, so libvirt starts while the container-disk
+			// images are pulled.
+			Containers: append([]corev1.Container{compute}, containerDisks(vmi)...),
+			Volumes:    v.volumes,
 		},
 	}
 	return pod, nil
@@ -192,13 +195,11 @@ func nodeSelector(vmi *virtv1.VirtualMachineInstance) map[string]string {
 	return sel
 }
 
-// initContainers install the copy tool, then copy each container disk and the
-// kernel-boot files into the pod's emptyDirs, so that the launcher finds every
-// file where layout says before it starts.
+// initContainers install the tool, then copy the kernel-boot files into their
+// emptyDir, so that the launcher finds them where layout says before it
+// starts. Container disks are not copied: see containerDisks.
 func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Container {
 	toolsMount := corev1.VolumeMount{Name: layout.ToolsVolume, MountPath: layout.ToolsDir}
-	disksMount := corev1.VolumeMount{Name: layout.DisksVolume, MountPath: layout.DisksDir}
-	copyTool := filepath.Join(layout.ToolsDir, layout.CopyToolName)
 
 	containers := []corev1.Container{{
 		Name:                     ToolsContainer,
@@ -209,29 +210,8 @@ func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Con
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          containerSecurityContext(),
 	}}
-	readOnlyTools := toolsMount
-	readOnlyTools.ReadOnly = true
-	for _, vol := range vmi.Spec.Volumes {
-		cd := vol.ContainerDisk
-		if cd == nil {
-			continue
-		}
-		src := cd.Path
-		if src == "" {
-			src = defaultDiskSource
-		}
-		containers = append(containers, corev1.Container{
-			Name:                     containerDiskPrefix + vol.Name,
-			Image:                    cd.Image,
-			ImagePullPolicy:          cd.ImagePullPolicy,
-			Command:                  []string{copyTool, "copy", src, layout.DiskImage(layout.DisksDir, vol.Name)},
-			VolumeMounts:             []corev1.VolumeMount{readOnlyTools, disksMount},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			SecurityContext:          containerSecurityContext(),
-		})
-	}
 	if kb := kernelBoot(vmi); kb != nil {
-		cmd := []string{copyTool, "copy"}
+		cmd := []string{toolPath(), "copy"}
 		if kb.KernelPath != "" {
 			cmd = append(cmd, kb.KernelPath, layout.Kernel(layout.KernelBootDir))
 		}
@@ -243,7 +223,7 @@ func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Con
 			Image:           kb.Image,
 			ImagePullPolicy: kb.ImagePullPolicy,
 			Command:         cmd,
-			VolumeMounts: []corev1.VolumeMount{readOnlyTools,
+			VolumeMounts: []corev1.VolumeMount{readOnlyToolsMount(),
 				{Name: layout.KernelBootVolume, MountPath: layout.KernelBootDir}},
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			SecurityContext:          containerSecurityContext(),
@@ -261,8 +241,10 @@ func kernelBoot(vmi *virtv1.VirtualMachineInstance) *virtv1.KernelBootContainer 
 }
 
 // podSecurityContext runs every container as one unprivileged user whose
-// group owns the emptyDirs, so that the files the init containers copy are
-// the launcher's to write (qemu writes to its container-disk copies).
+// group owns the emptyDirs. The one user is also what lets the launcher and
+// QEMU open a container disk through its container's /proc/<pid>/root: the
+// kernel allows that to a process that may ptrace-read the container's,
+// which, without capabilities on either side, takes the same user.
 // Ports below 1024 are open to every user in the pod's network namespace:
 // the launcher's DHCP server binds port 67 with no capability. The sysctl
 // is one of Kubernetes' safe ones, allowed by every kubelet.

@@ -211,24 +211,59 @@ func TestNewVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type initC struct {
+	type container struct {
 		Name, Image string
 		Pull        corev1.PullPolicy
 		Command     []string
 	}
-	var got []initC
-	for _, c := range pod.Spec.InitContainers {
-		got = append(got, initC{c.Name, c.Image, c.ImagePullPolicy, c.Command})
+	list := func(cs []corev1.Container) []container {
+		var out []container
+		for _, c := range cs {
+			out = append(out, container{c.Name, c.Image, c.ImagePullPolicy, c.Command})
+		}
+		return out
 	}
-	want := []initC{
+	// The kernel-boot files are small and copied; container disks are not.
+	wantInit := []container{
 		{"virt-tools", "virt-launcher:dev", corev1.PullIfNotPresent, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}},
-		{"volume-root", "disk:1", corev1.PullNever, []string{"/var/run/virt-tools/virt-imagecopy", "copy", "/disk", "/var/run/virt-disks/root/disk.img"}},
-		{"volume-data", "disk:2", "", []string{"/var/run/virt-tools/virt-imagecopy", "copy", "/images/data.qcow2", "/var/run/virt-disks/data/disk.img"}},
 		{"kernel-boot", "kernel:1", "", []string{"/var/run/virt-tools/virt-imagecopy", "copy",
 			"/boot/vmlinuz", "/var/run/virt-kernel-boot/kernel", "/boot/initrd", "/var/run/virt-kernel-boot/initrd"}},
 	}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(wantInit, list(pod.Spec.InitContainers)); d != "" {
 		t.Errorf("init containers (-want +got):\n%s", d)
+	}
+	// Each container disk's image runs beside the launcher, holding its
+	// disk until the launcher has gone.
+	wantContainers := []container{
+		{"compute", "virt-launcher:dev", corev1.PullIfNotPresent, []string{"/usr/bin/virt-launcher"}},
+		{"volume-root", "disk:1", corev1.PullNever, []string{"/var/run/virt-tools/virt-imagecopy", "hold",
+			"/disk", "/var/run/virt-disks/root/containerdisk.json", "/usr/bin/virt-launcher"}},
+		{"volume-data", "disk:2", "", []string{"/var/run/virt-tools/virt-imagecopy", "hold",
+			"/images/data.qcow2", "/var/run/virt-disks/data/containerdisk.json", "/usr/bin/virt-launcher"}},
+	}
+	if d := cmp.Diff(wantContainers, list(pod.Spec.Containers)); d != "" {
+		t.Errorf("containers (-want +got):\n%s", d)
+	}
+	for _, c := range pod.Spec.Containers[1:] {
+		wantMounts := []corev1.VolumeMount{
+			{Name: layout.ToolsVolume, MountPath: layout.ToolsDir, ReadOnly: true},
+			{Name: layout.DisksVolume, MountPath: layout.DisksDir},
+		}
+		if d := cmp.Diff(wantMounts, c.VolumeMounts); d != "" {
+			t.Errorf("%s mounts (-want +got):\n%s", c.Name, d)
+		}
+		// Requests equal to limits: the compute container alone decides
+		// the pod's QoS class.
+		want := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
+		compare(t, c.Name+" requests", want, c.Resources.Requests)
+		compare(t, c.Name+" limits", want, c.Resources.Limits)
+		// The pod's user (107) and no capability: what lets the launcher
+		// and QEMU, as the same user, open the disk through
+		// /proc/<pid>/root.
+		if csc := c.SecurityContext; csc.RunAsUser != nil || ptr.Deref(csc.AllowPrivilegeEscalation, true) ||
+			csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+			t.Errorf("%s security context %+v", c.Name, csc)
+		}
 	}
 	wantMounts := map[string]string{
 		layout.PrivateVolume:           layout.PrivateDir,

@@ -35,8 +35,8 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 	v := &volumes{}
 	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir)
 	v.add(layout.DisksVolume, layout.DisksDir, false, emptyDir)
-	// The launcher does not need the tools; the volume exists for the init
-	// containers only.
+	// The launcher does not need the tools; the volume exists for the
+	// containers of container-disk and kernel-boot images only.
 	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir})
 
 	if cfg.CapabilitiesCache {

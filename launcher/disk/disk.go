@@ -30,7 +30,9 @@ type Dirs struct {
 
 // Prepare makes the file of every volume of vmi ready and returns them by
 // volume name. It is idempotent: existing empty disks are kept (they hold
-// the guest's writes), ISOs are rewritten with the same content.
+// the guest's writes), ISOs and container disks' overlays are made anew.
+// An error wrapping ErrNotReady may go away by itself (a container disk's
+// container has not started yet); any other will not.
 func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.Disk, error) {
 	out := map[string]domain.Disk{}
 	for _, v := range vmi.Spec.Volumes {
@@ -40,7 +42,7 @@ func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.D
 		)
 		switch {
 		case v.ContainerDisk != nil:
-			d, err = existing(layout.DiskImage(dirs.Disks, v.Name))
+			d, err = containerDisk(dirs.Disks, v.Name)
 		case v.PersistentVolumeClaim != nil:
 			d, err = claimDisk(vmi, v.Name, dirs)
 		case v.EmptyDisk != nil:

@@ -35,11 +35,9 @@ func write(t *testing.T, path string, data []byte) {
 
 func TestPrepare(t *testing.T) {
 	dirs := Dirs{Disks: t.TempDir(), PVCRoot: t.TempDir(), Secrets: t.TempDir()}
-	write(t, filepath.Join(dirs.Disks, "cd", "disk.img"), []byte("QFI\xfb\x00\x00\x00\x03rest"))
 	write(t, filepath.Join(dirs.Secrets, "ci2", "userdata", "userData"), []byte("#cloud-config\nfrom: secret\n"))
 	write(t, filepath.Join(dirs.PVCRoot, "data", "disk.img"), make([]byte, 4096))
 	vmi := vmiWith(
-		virtv1.Volume{Name: "cd", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "i"}}},
 		virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{}}},
 		virtv1.Volume{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}},
 		virtv1.Volume{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{
@@ -52,7 +50,6 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]domain.Disk{
-		"cd":      {Path: filepath.Join(dirs.Disks, "cd", "disk.img"), Format: domain.FormatQCOW2},
 		"data":    {Path: filepath.Join(dirs.PVCRoot, "data", "disk.img"), Format: domain.FormatRaw},
 		"scratch": {Path: filepath.Join(dirs.Disks, "scratch", "disk.img"), Format: domain.FormatRaw},
 		"ci":      {Path: filepath.Join(dirs.Disks, "ci", "nocloud.iso"), Format: domain.FormatRaw},
@@ -96,7 +93,6 @@ func TestPrepareErrors(t *testing.T) {
 		vol     virtv1.Volume
 		wantErr string
 	}{
-		"missing container disk": {virtv1.Volume{Name: "cd", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{}}}, "no such file"},
 		"secret without key": {virtv1.Volume{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{
 			SecretRef: &corev1.LocalObjectReference{Name: "s"}}}}, "none of the keys [userdata userData]"},
 		"bad base64": {virtv1.Volume{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{

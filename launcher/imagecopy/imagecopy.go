@@ -2,10 +2,12 @@ package imagecopy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -19,7 +21,12 @@ const Usage = `usage:
       copy this tool into <dir> (the pod's tools volume)
   virt-imagecopy copy <src> <dst> [<src> <dst>...]
       copy each <src> to <dst>, sparse, creating parent directories; a <src>
-      directory must hold exactly one regular file, which is copied`
+      directory must hold exactly one regular file, which is copied
+  virt-imagecopy hold <src> <record> <launcher>
+      offer the disk <src> (a file, or a directory holding exactly one
+      regular file) to the launcher: write <record> (this process's PID and
+      the disk's path) and wait until SIGTERM, or until no process runs the
+      binary <launcher> any more once one did`
 
 // Run executes the tool's command line (without the program name).
 func Run(args []string) error {
@@ -47,6 +54,13 @@ func Run(args []string) error {
 			}
 		}
 		return nil
+	case "hold":
+		if len(args) != 4 {
+			return fmt.Errorf("hold takes <src> <record> <launcher>, got %d arguments\n%s", len(args)-1, Usage)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
+		defer stop()
+		return Hold(ctx, args[1], args[2], args[3], HoldInterval)
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], Usage)
 }

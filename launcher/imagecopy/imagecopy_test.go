@@ -88,6 +88,7 @@ func TestCopyErrors(t *testing.T) {
 		"two files":       {[]string{"copy", filepath.Join(dir, "two"), filepath.Join(dir, "x")}, "holds 2 regular files"},
 		"empty directory": {[]string{"copy", filepath.Join(dir, "empty"), filepath.Join(dir, "x")}, "holds no regular file"},
 		"install args":    {[]string{"install"}, "one directory"},
+		"hold args":       {[]string{"hold", "/disk"}, "hold takes <src> <record> <launcher>"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := Run(tc.args)

@@ -16,7 +16,10 @@ const (
 	PrivateDir = "/var/run/virt"
 
 	// DisksVolume is an emptyDir holding the disk files the launcher
-	// prepares: copies of container disks, empty disks, cloud-init ISOs.
+	// prepares: the writable overlays of container disks, empty disks,
+	// cloud-init ISOs; and the records through which the containers of
+	// containerDisk volumes say where their disks are
+	// (ContainerDiskRecord).
 	DisksVolume = "virt-disks"
 	// DisksDir is where DisksVolume is mounted in every container of the pod.
 	DisksDir = "/var/run/virt-disks"
@@ -27,9 +30,11 @@ const (
 	// KernelBootDir is where KernelBootVolume is mounted.
 	KernelBootDir = "/var/run/virt-kernel-boot"
 
-	// ToolsVolume is an emptyDir the launcher image's static copy tool is
-	// placed in, so that init containers running container-disk images
-	// (which contain nothing but the disk) can copy their files out.
+	// ToolsVolume is an emptyDir the launcher image's static tool
+	// (virt-imagecopy) is placed in, so that containers running
+	// container-disk and kernel-boot images (which contain nothing but
+	// their files) have something to run: it copies the kernel-boot files
+	// out and holds the container disks for the launcher.
 	ToolsVolume = "virt-tools"
 	// ToolsDir is where ToolsVolume is mounted.
 	ToolsDir = "/var/run/virt-tools"
@@ -97,7 +102,7 @@ const (
 	// KernelName and InitrdName are the files of KernelBootDir.
 	KernelName = "kernel"
 	InitrdName = "initrd"
-	// CopyToolName is the static copy tool in ToolsDir.
+	// CopyToolName is the static tool in ToolsDir (virt-imagecopy).
 	CopyToolName = "virt-imagecopy"
 	// UserDataSecretName and NetworkDataSecretName are the mount points of
 	// a volume's cloud-init secrets in SecretDirRoot/<volume>/.

@@ -47,7 +47,18 @@ type Config struct {
 	// Background is the context of the work that outlasts a call: the
 	// DHCP servers. They stop when it is done.
 	Background context.Context
+	// VolumeWait bounds how long Sync answers Unavailable (retryable)
+	// while a volume's file is not ready yet (disk.ErrNotReady: the
+	// container of a containerDisk volume has not written its record),
+	// counted from the first such answer; after it Sync answers
+	// FailedPrecondition. The pod is ready only once every container
+	// runs, so a record that does not follow within seconds will not.
+	// Zero: DefaultVolumeWait.
+	VolumeWait time.Duration
 }
+
+// DefaultVolumeWait is Config.VolumeWait's default.
+const DefaultVolumeWait = 2 * time.Minute
 
 // Server is the launcher's gRPC service and the owner of its domain.
 type Server struct {
@@ -69,6 +80,8 @@ type Server struct {
 	changed  time.Time
 	watchers map[chan *apiv1.DomainEvent]struct{}
 	done     chan struct{}
+	// volumesWaiting is when a Sync first found a volume not ready.
+	volumesWaiting time.Time
 }
 
 // New returns a server for the domain of cfg.VMI on conn. Run must be running
@@ -76,6 +89,9 @@ type Server struct {
 func New(conn *hypervisor.Conn, cfg Config) *Server {
 	if cfg.RepressInterval <= 0 {
 		cfg.RepressInterval = 5 * time.Second
+	}
+	if cfg.VolumeWait <= 0 {
+		cfg.VolumeWait = DefaultVolumeWait
 	}
 	if cfg.Background == nil {
 		cfg.Background = context.Background()
@@ -205,11 +221,21 @@ func startError(err error) error {
 }
 
 // define prepares the volumes' files and defines the domain. Its errors are
-// Sync's answers: FailedPrecondition when a volume's file cannot be made
-// ready, InvalidArgument when the VMI cannot be converted or libvirt refuses
-// the definition, Internal when libvirt failed otherwise.
+// Sync's answers: Unavailable while a volume's file is not ready yet (for
+// at most VolumeWait), FailedPrecondition when a volume's file cannot be
+// made ready, InvalidArgument when the VMI cannot be converted or libvirt
+// refuses the definition, Internal when libvirt failed otherwise.
 func (s *Server) define(vmi *virtv1.VirtualMachineInstance, nics []*apiv1.InterfaceNetwork) error {
 	disks, err := disk.Prepare(vmi, s.cfg.Disks)
+	if errors.Is(err, disk.ErrNotReady) {
+		if s.volumesWaiting.IsZero() {
+			s.volumesWaiting = time.Now()
+		}
+		if waited := time.Since(s.volumesWaiting); waited < s.cfg.VolumeWait {
+			return status.Errorf(codes.Unavailable, "prepare volumes (waited %v): %v", waited.Round(time.Millisecond), err)
+		}
+		return status.Errorf(codes.FailedPrecondition, "prepare volumes: gave up after %v: %v", s.cfg.VolumeWait, err)
+	}
 	if err != nil {
 		return status.Errorf(codes.FailedPrecondition, "prepare volumes: %v", err)
 	}

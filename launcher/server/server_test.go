@@ -382,8 +382,8 @@ func TestInfo(t *testing.T) {
 }
 
 // Sync's errors say whether asking again can help (apiv1.SyncErrorIsPermanent):
-// a VMI that cannot be turned into a domain, or whose files are missing,
-// never runs here.
+// a VMI that cannot be turned into a domain never runs here. Volumes' files
+// that are missing: TestSyncWaitsForContainerDisk.
 func TestSyncErrorsArePermanentOrRetryable(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -393,10 +393,6 @@ func TestSyncErrorsArePermanentOrRetryable(t *testing.T) {
 		{"not convertible: an interface without a binding", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{}
 		}, codes.InvalidArgument},
-		{"container disk file missing", func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "img"}}})
-			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "root"})
-		}, codes.FailedPrecondition},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,39 @@
+package layout
+
+import (
+	"path/filepath"
+	"strconv"
+)
+
+// ContainerDiskRecordName is the file in DisksDir/<volume>/ through which the
+// container of a containerDisk volume tells the launcher where its disk is.
+// The container (virt-imagecopy hold) writes it once, atomically, and then
+// keeps running so that its root filesystem, and the disk in it, stays
+// reachable; the launcher reads it before defining the domain.
+const ContainerDiskRecordName = "containerdisk.json"
+
+// ContainerDiskRecord is the record of a containerDisk volume below DisksDir.
+func ContainerDiskRecord(disksDir, volume string) string {
+	return filepath.Join(disksDir, volume, ContainerDiskRecordName)
+}
+
+// ContainerDisk is the content of a ContainerDiskRecord (JSON): either where
+// the disk is, or why the container found none.
+type ContainerDisk struct {
+	// PID is the container's process in the pod's shared PID namespace
+	// (shareProcessNamespace), the same number for every container.
+	PID int `json:"pid,omitempty"`
+	// Path is the disk file inside the container's root filesystem.
+	Path string `json:"path,omitempty"`
+	// Error says why the container has no disk to offer (no file, several,
+	// unreadable): the volume can never be used in this pod.
+	Error string `json:"error,omitempty"`
+}
+
+// Source is the disk as the other processes of the pod open it: through the
+// container's root, /proc/<pid>/root/<path>. The kernel allows that to
+// processes that may ptrace-read the container's process, which a process of
+// the same user without capabilities may.
+func (c ContainerDisk) Source() string {
+	return filepath.Join("/proc", strconv.Itoa(c.PID), "root", c.Path)
+}
