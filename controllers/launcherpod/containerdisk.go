@@ -2,9 +2,11 @@ package launcherpod
 
 import (
 	"path/filepath"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/launcher/layout"
@@ -33,7 +35,7 @@ var containerDiskResources = corev1.ResourceList{
 // single user and shared PID namespace are what make the disk reachable.
 func containerDisks(vmi *virtv1.VirtualMachineInstance) []corev1.Container {
 	var containers []corev1.Container
-	for _, vol := range vmi.Spec.Volumes {
+	for i, vol := range vmi.Spec.Volumes {
 		cd := vol.ContainerDisk
 		if cd == nil {
 			continue
@@ -43,7 +45,7 @@ func containerDisks(vmi *virtv1.VirtualMachineInstance) []corev1.Container {
 			src = defaultDiskSource
 		}
 		containers = append(containers, corev1.Container{
-			Name:            containerDiskPrefix + vol.Name,
+			Name:            containerDiskName(i, vol.Name),
 			Image:           cd.Image,
 			ImagePullPolicy: cd.ImagePullPolicy,
 			Command:         []string{toolPath(), "hold", src, layout.ContainerDiskRecord(layout.DisksDir, vol.Name), LauncherBinary},
@@ -67,4 +69,14 @@ func toolPath() string {
 
 func readOnlyToolsMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: layout.ToolsVolume, MountPath: layout.ToolsDir, ReadOnly: true}
+}
+
+// containerDiskName names the container holding volume name, the i-th of
+// the VMI: after the volume, unless that would pass the 63 characters of a
+// container name (a volume name may have 63 itself), then by its index.
+func containerDiskName(i int, name string) string {
+	if n := containerDiskPrefix + name; len(n) <= validation.DNS1123LabelMaxLength {
+		return n
+	}
+	return containerDiskPrefix + strconv.Itoa(i)
 }

@@ -2,6 +2,7 @@ package launcherpod
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -339,5 +340,17 @@ func TestNewRefusesAnUndefaultedVMI(t *testing.T) {
 	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) { v.Spec.TerminationGracePeriodSeconds = nil })
 	if _, err := New(vmi, testConfig); err == nil {
 		t.Error("New rendered a pod for a VMI without terminationGracePeriodSeconds")
+	}
+}
+
+// A container disk's container is named after its volume, by index where the
+// name would pass a container name's 63 characters.
+func TestContainerDiskName(t *testing.T) {
+	long := strings.Repeat("v", 63)
+	if got := containerDiskName(3, "root"); got != "volume-root" {
+		t.Errorf("containerDiskName(root) = %q", got)
+	}
+	if got := containerDiskName(3, long); got != "volume-3" {
+		t.Errorf("containerDiskName of a 63-character volume = %q, want volume-3", got)
 	}
 }

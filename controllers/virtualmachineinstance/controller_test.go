@@ -11,6 +11,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	"kubevirt.dev/virt/internal/vmipod"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // TestSchedulingTransitions covers every state of a VMI before the hand-off:
@@ -120,6 +121,20 @@ func TestSchedulingTransitions(t *testing.T) {
 		wantReason: virtv1.ReasonPodFailed,
 		wantPods:   1,
 		wantWrites: 1,
+	}, {
+		// The pod runs on (a container disk's holder, say) but no
+		// launcher does: nothing will ever be handed over.
+		name: "a launcher that exits in a pod that runs on fails the VMI",
+		vmi:  newVMI(scheduling("pod-uid")),
+		pod: newPod(newVMI(), boundTo("node1"), running(false), func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: layout.ComputeContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}})
+		}),
+		wantPhase:  virtv1.Failed,
+		wantReason: virtv1.ReasonPodFailed,
+		wantPods:   1,
+		wantWrites: 1,
+		wantEvent:  "Warning PodFailed",
 	}, {
 		name:       "a pod being deleted fails the VMI",
 		vmi:        newVMI(scheduling("pod-uid")),

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/internal/vmipod"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -22,9 +23,10 @@ import (
 func nextStatus(old *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) (*virtv1.VirtualMachineInstanceStatus, bool) {
 	s := old.DeepCopy()
 	switch {
-	case pod.DeletionTimestamp != nil, pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+	case pod.DeletionTimestamp != nil, vmipod.Exited(pod):
 		// A launcher that exits before the hand-off never ran a guest,
-		// whatever its exit code.
+		// whatever its exit code, even while other containers of its pod
+		// (a container disk's holder) still run.
 		s.Fail(podFailureReason(pod), failureMessage(pod), now)
 	case pod.Status.Phase == corev1.PodRunning && podReady(pod) && pod.Spec.NodeName != "":
 		s.SetPhase(virtv1.Scheduled, "", now)
