@@ -64,6 +64,7 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 		return nil, err
 	}
 	setRNG(d, spec.Devices.Rng)
+	setGuestAgentChannel(d)
 	if err := setWatchdog(d, spec.Devices.Watchdog); err != nil {
 		return nil, err
 	}
