@@ -11,7 +11,9 @@ import (
 
 // Event is a domain lifecycle event, named as libvirt names it, lower case:
 // Type "started", "stopped", ...; Detail for "stopped": "shutdown",
-// "destroyed", "crashed", "failed", ...
+// "destroyed", "crashed", "failed", ... The guest agent's lifecycle comes on
+// the same stream, in order with the domain's: Type AgentEvent, Detail
+// AgentConnected or AgentDisconnected.
 type Event struct {
 	Domain string
 	Type   string
@@ -45,7 +47,7 @@ type Conn struct {
 	conn   *libvirt.Connect
 	uri    string
 	events chan Event
-	cbID   int
+	cbIDs  []int
 
 	// The callback runs on libvirt's event loop, which also drives QEMU's
 	// monitor: it must never block, so events queue here without bound
@@ -85,22 +87,44 @@ func Open(uri string) (*Conn, error) {
 		return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
 	}
 	c := &Conn{conn: conn, uri: uri, events: make(chan Event), wake: make(chan struct{}, 1), closing: make(chan struct{})}
-	c.cbID, err = conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, e *libvirt.DomainEventLifecycle) {
-		name, _ := d.GetName()
-		c.mu.Lock()
-		c.queue = append(c.queue, Event{Domain: name, Type: eventTypeName(e.Event), Detail: eventDetailName(e)})
-		c.mu.Unlock()
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+	id, err := conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, e *libvirt.DomainEventLifecycle) {
+		c.enqueue(d, eventTypeName(e.Event), eventDetailName(e))
 	})
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("register lifecycle events on %s: %w", uri, err)
 	}
+	c.cbIDs = append(c.cbIDs, id)
+	id, err = conn.DomainEventAgentLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, e *libvirt.DomainEventAgentLifecycle) {
+		c.enqueue(d, AgentEvent, agentStateName(e.State))
+	})
+	if err != nil {
+		c.deregister()
+		conn.Close()
+		return nil, fmt.Errorf("register guest agent events on %s: %w", uri, err)
+	}
+	c.cbIDs = append(c.cbIDs, id)
 	go c.deliver()
 	return c, nil
+}
+
+// enqueue is the event callbacks' part: it runs on libvirt's event loop and
+// must not block.
+func (c *Conn) enqueue(d *libvirt.Domain, typ, detail string) {
+	name, _ := d.GetName()
+	c.mu.Lock()
+	c.queue = append(c.queue, Event{Domain: name, Type: typ, Detail: detail})
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Conn) deregister() {
+	for _, id := range c.cbIDs {
+		_ = c.conn.DomainEventDeregister(id)
+	}
 }
 
 // deliver feeds queued events to the channel until the connection closes.
@@ -137,7 +161,7 @@ func (c *Conn) Events() <-chan Event { return c.events }
 
 // Close unsubscribes and closes the connection.
 func (c *Conn) Close() error {
-	_ = c.conn.DomainEventDeregister(c.cbID)
+	c.deregister()
 	close(c.closing)
 	if _, err := c.conn.Close(); err != nil {
 		return fmt.Errorf("close libvirt connection: %w", err)

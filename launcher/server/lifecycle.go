@@ -48,10 +48,18 @@ func (s *Server) handle(ctx context.Context, e hypervisor.Event) bool {
 	switch e.Type {
 	case "started":
 		s.started = true
+	case hypervisor.AgentEvent:
+		if s.final != nil {
+			break
+		}
+		s.agentChangedLocked(ctx, e.Detail == hypervisor.AgentConnected)
 	case "stopped":
 		if !s.started || s.final != nil {
 			break
 		}
+		// QEMU is gone and the agent with it, whether or not libvirt
+		// said so first.
+		s.agentChangedLocked(ctx, false)
 		final := s.snapshotLocked()
 		final.State = apiv1.DomainState_DOMAIN_STATE_SHUTOFF
 		final.Reason = e.Detail
@@ -93,6 +101,8 @@ func eventType(t string) apiv1.EventType {
 		return apiv1.EventType_EVENT_TYPE_PMSUSPENDED
 	case "crashed":
 		return apiv1.EventType_EVENT_TYPE_CRASHED
+	case hypervisor.AgentEvent:
+		return apiv1.EventType_EVENT_TYPE_AGENT
 	}
 	return apiv1.EventType_EVENT_TYPE_UNSPECIFIED
 }
@@ -129,6 +139,7 @@ func (s *Server) snapshotLocked() *apiv1.Domain {
 		ShutdownRequested:       s.shutdown,
 		StateChangeTimeUnixNano: s.changed.UnixNano(),
 	}
+	s.agentSnapshotLocked(d)
 	for _, i := range s.interfaces {
 		i := proto.Clone(i).(*apiv1.Interface)
 		if srv := s.dhcp[i.GetName()]; srv != nil {

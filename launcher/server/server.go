@@ -55,6 +55,13 @@ type Config struct {
 	// runs, so a record that does not follow within seconds will not.
 	// Zero: DefaultVolumeWait.
 	VolumeWait time.Duration
+	// AgentPollInterval is how often the guest agent is asked for the
+	// guest's OS, host name and interfaces while it is connected (and
+	// once as it connects). Zero: DefaultAgentPollInterval.
+	AgentPollInterval time.Duration
+	// AgentTimeout bounds how long libvirt waits for each of the agent's
+	// answers. Zero: DefaultAgentTimeout.
+	AgentTimeout time.Duration
 }
 
 // DefaultVolumeWait is Config.VolumeWait's default.
@@ -64,9 +71,10 @@ const DefaultVolumeWait = 2 * time.Minute
 type Server struct {
 	apiv1.UnimplementedLauncherServer
 
-	cfg  Config
-	conn *hypervisor.Conn
-	name string
+	cfg   Config
+	conn  *hypervisor.Conn
+	agent guestAgent
+	name  string
 
 	mu         sync.Mutex
 	started    bool
@@ -82,6 +90,13 @@ type Server struct {
 	done     chan struct{}
 	// volumesWaiting is when a Sync first found a volume not ready.
 	volumesWaiting time.Time
+	// The guest agent: whether it is connected, what it last reported,
+	// and how to stop asking it (nil while nobody asks).
+	agentConnected  bool
+	guestOS         *apiv1.GuestOSInfo
+	guestHostname   string
+	guestInterfaces []*apiv1.GuestInterface
+	stopPolling     context.CancelFunc
 }
 
 // New returns a server for the domain of cfg.VMI on conn. Run must be running
@@ -96,9 +111,16 @@ func New(conn *hypervisor.Conn, cfg Config) *Server {
 	if cfg.Background == nil {
 		cfg.Background = context.Background()
 	}
+	if cfg.AgentPollInterval <= 0 {
+		cfg.AgentPollInterval = DefaultAgentPollInterval
+	}
+	if cfg.AgentTimeout <= 0 {
+		cfg.AgentTimeout = DefaultAgentTimeout
+	}
 	return &Server{
 		cfg:      cfg,
 		conn:     conn,
+		agent:    conn,
 		name:     domain.Name(cfg.VMI.Namespace, cfg.VMI.Name, typesUID(cfg.VMI.Uid)),
 		watchers: map[chan *apiv1.DomainEvent]struct{}{},
 		dhcp:     map[string]*dhcp.Server{},
@@ -466,8 +488,8 @@ func (s *Server) Unpause(context.Context, *apiv1.UnpauseRequest) (*apiv1.Unpause
 }
 
 // SoftReboot asks the guest to reboot itself (ACPI power button; libvirt
-// resets the domain once the guest powered off). A guest agent would be asked
-// first, were there one.
+// resets the domain once the guest powered off). KubeVirt asks a connected
+// guest agent first; this launcher does not (yet).
 func (s *Server) SoftReboot(ctx context.Context, _ *apiv1.SoftRebootRequest) (*apiv1.SoftRebootResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -41,7 +41,9 @@ type fixture struct {
 	dir    string
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture serves a fresh VMI's launcher; opts change the server's
+// Config before it starts.
+func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 	t.Helper()
 	conn, err := hypervisor.Open("test:///default")
 	if err != nil {
@@ -65,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 		},
 	}
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
-	srv := New(conn, Config{
+	cfg := Config{
 		VMI:         &apiv1.VMIRef{Namespace: "ns", Name: "vm", Uid: string(uid)},
 		GracePeriod: time.Second,
 		Info:        &apiv1.InfoResponse{DomainType: domain.TypeTest, LauncherVersion: "test"},
@@ -75,7 +77,11 @@ func newFixture(t *testing.T) *fixture {
 			VNCSocket: filepath.Join(dir, "vnc.sock"),
 		},
 		FinalStateFile: filepath.Join(dir, "final.json"),
-	})
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	srv := New(conn, cfg)
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	go srv.Run(ctx)

@@ -177,6 +177,9 @@ const (
 	EventType_EVENT_TYPE_CRASHED     EventType = 10
 	// Not libvirt's: the guest's interfaces changed (it took its DHCP lease).
 	EventType_EVENT_TYPE_INTERFACES_CHANGED EventType = 11
+	// The guest agent: detail "connected" or "disconnected" (libvirt's agent
+	// lifecycle), or "guest info" when what it reports changed.
+	EventType_EVENT_TYPE_AGENT EventType = 12
 )
 
 // Enum value maps for EventType.
@@ -194,6 +197,7 @@ var (
 		9:  "EVENT_TYPE_PMSUSPENDED",
 		10: "EVENT_TYPE_CRASHED",
 		11: "EVENT_TYPE_INTERFACES_CHANGED",
+		12: "EVENT_TYPE_AGENT",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":        0,
@@ -208,6 +212,7 @@ var (
 		"EVENT_TYPE_PMSUSPENDED":        9,
 		"EVENT_TYPE_CRASHED":            10,
 		"EVENT_TYPE_INTERFACES_CHANGED": 11,
+		"EVENT_TYPE_AGENT":              12,
 	}
 )
 
@@ -1344,8 +1349,23 @@ type Domain struct {
 	StateChangeTimeUnixNano int64 `protobuf:"varint,9,opt,name=state_change_time_unix_nano,json=stateChangeTimeUnixNano,proto3" json:"state_change_time_unix_nano,omitempty"`
 	// Whether an ACPI shutdown has been requested (by Shutdown or SIGTERM).
 	ShutdownRequested bool `protobuf:"varint,10,opt,name=shutdown_requested,json=shutdownRequested,proto3" json:"shutdown_requested,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Whether the guest agent (qemu-guest-agent) is connected: the guest has
+	// opened its end of the virtio-serial channel org.qemu.guest_agent.0
+	// (libvirt's agent lifecycle events). False once the domain ended.
+	AgentConnected bool `protobuf:"varint,11,opt,name=agent_connected,json=agentConnected,proto3" json:"agent_connected,omitempty"`
+	// The guest's operating system as the agent last reported it. Unset until
+	// its first answer; kept when the agent disconnects (a reboot does not
+	// change what the guest runs, and the next connection reports again).
+	GuestOsInfo *GuestOSInfo `protobuf:"bytes,12,opt,name=guest_os_info,json=guestOsInfo,proto3" json:"guest_os_info,omitempty"`
+	// The guest's host name as the agent last reported it; kept as
+	// guest_os_info is.
+	GuestHostname string `protobuf:"bytes,13,opt,name=guest_hostname,json=guestHostname,proto3" json:"guest_hostname,omitempty"`
+	// The guest's network interfaces (but loopback) as the agent reports
+	// them while it is connected; empty otherwise. Matched to interfaces by
+	// MAC address.
+	GuestInterfaces []*GuestInterface `protobuf:"bytes,14,rep,name=guest_interfaces,json=guestInterfaces,proto3" json:"guest_interfaces,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Domain) Reset() {
@@ -1448,6 +1468,208 @@ func (x *Domain) GetShutdownRequested() bool {
 	return false
 }
 
+func (x *Domain) GetAgentConnected() bool {
+	if x != nil {
+		return x.AgentConnected
+	}
+	return false
+}
+
+func (x *Domain) GetGuestOsInfo() *GuestOSInfo {
+	if x != nil {
+		return x.GuestOsInfo
+	}
+	return nil
+}
+
+func (x *Domain) GetGuestHostname() string {
+	if x != nil {
+		return x.GuestHostname
+	}
+	return ""
+}
+
+func (x *Domain) GetGuestInterfaces() []*GuestInterface {
+	if x != nil {
+		return x.GuestInterfaces
+	}
+	return nil
+}
+
+// GuestOSInfo is the guest's operating system: os-release and uname of a
+// Linux guest, as the guest agent reports them (libvirt's os.* keys).
+type GuestOSInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Such as "Debian GNU/Linux".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Such as "6.1.0-41-cloud-amd64".
+	KernelRelease string `protobuf:"bytes,2,opt,name=kernel_release,json=kernelRelease,proto3" json:"kernel_release,omitempty"`
+	// Such as "12 (bookworm)".
+	Version string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	// Such as "Debian GNU/Linux 12 (bookworm)".
+	PrettyName string `protobuf:"bytes,4,opt,name=pretty_name,json=prettyName,proto3" json:"pretty_name,omitempty"`
+	// Such as "12".
+	VersionId string `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Such as "#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-11-09)".
+	KernelVersion string `protobuf:"bytes,6,opt,name=kernel_version,json=kernelVersion,proto3" json:"kernel_version,omitempty"`
+	// Such as "x86_64".
+	Machine string `protobuf:"bytes,7,opt,name=machine,proto3" json:"machine,omitempty"`
+	// Such as "debian".
+	Id            string `protobuf:"bytes,8,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuestOSInfo) Reset() {
+	*x = GuestOSInfo{}
+	mi := &file_launcher_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuestOSInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuestOSInfo) ProtoMessage() {}
+
+func (x *GuestOSInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuestOSInfo.ProtoReflect.Descriptor instead.
+func (*GuestOSInfo) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GuestOSInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetKernelRelease() string {
+	if x != nil {
+		return x.KernelRelease
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetPrettyName() string {
+	if x != nil {
+		return x.PrettyName
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetKernelVersion() string {
+	if x != nil {
+		return x.KernelVersion
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *GuestOSInfo) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GuestInterface is a network interface as the guest agent sees it.
+type GuestInterface struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name in the guest, such as "enp1s0".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Hardware address, lower case; empty for interfaces without one.
+	Mac string `protobuf:"bytes,2,opt,name=mac,proto3" json:"mac,omitempty"`
+	// IPv4 and IPv6 addresses without prefix length, in the agent's order.
+	IpAddresses   []string `protobuf:"bytes,3,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuestInterface) Reset() {
+	*x = GuestInterface{}
+	mi := &file_launcher_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuestInterface) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuestInterface) ProtoMessage() {}
+
+func (x *GuestInterface) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuestInterface.ProtoReflect.Descriptor instead.
+func (*GuestInterface) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GuestInterface) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GuestInterface) GetMac() string {
+	if x != nil {
+		return x.Mac
+	}
+	return ""
+}
+
+func (x *GuestInterface) GetIpAddresses() []string {
+	if x != nil {
+		return x.IpAddresses
+	}
+	return nil
+}
+
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Name in spec.domain.devices.interfaces.
@@ -1466,7 +1688,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_launcher_proto_msgTypes[23]
+	mi := &file_launcher_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1700,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[23]
+	mi := &file_launcher_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1713,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{23}
+	return file_launcher_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Interface) GetName() string {
@@ -1545,7 +1767,7 @@ type DomainEvent struct {
 
 func (x *DomainEvent) Reset() {
 	*x = DomainEvent{}
-	mi := &file_launcher_proto_msgTypes[24]
+	mi := &file_launcher_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1779,7 @@ func (x *DomainEvent) String() string {
 func (*DomainEvent) ProtoMessage() {}
 
 func (x *DomainEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[24]
+	mi := &file_launcher_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1792,7 @@ func (x *DomainEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DomainEvent.ProtoReflect.Descriptor instead.
 func (*DomainEvent) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{24}
+	return file_launcher_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DomainEvent) GetType() EventType {
@@ -1668,7 +1890,7 @@ const file_launcher_proto_rawDesc = "" +
 	"\x10GetDomainRequest\"E\n" +
 	"\x11GetDomainResponse\x120\n" +
 	"\x06domain\x18\x01 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\"\x14\n" +
-	"\x12WatchDomainRequest\"\xae\x03\n" +
+	"\x12WatchDomainRequest\"\x8e\x05\n" +
 	"\x06Domain\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x123\n" +
@@ -1683,7 +1905,26 @@ const file_launcher_proto_rawDesc = "" +
 	"\avmi_uid\x18\b \x01(\tR\x06vmiUid\x12<\n" +
 	"\x1bstate_change_time_unix_nano\x18\t \x01(\x03R\x17stateChangeTimeUnixNano\x12-\n" +
 	"\x12shutdown_requested\x18\n" +
-	" \x01(\bR\x11shutdownRequested\"\x8d\x01\n" +
+	" \x01(\bR\x11shutdownRequested\x12'\n" +
+	"\x0fagent_connected\x18\v \x01(\bR\x0eagentConnected\x12A\n" +
+	"\rguest_os_info\x18\f \x01(\v2\x1d.virt.launcher.v1.GuestOSInfoR\vguestOsInfo\x12%\n" +
+	"\x0eguest_hostname\x18\r \x01(\tR\rguestHostname\x12K\n" +
+	"\x10guest_interfaces\x18\x0e \x03(\v2 .virt.launcher.v1.GuestInterfaceR\x0fguestInterfaces\"\xf3\x01\n" +
+	"\vGuestOSInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
+	"\x0ekernel_release\x18\x02 \x01(\tR\rkernelRelease\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12\x1f\n" +
+	"\vpretty_name\x18\x04 \x01(\tR\n" +
+	"prettyName\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x05 \x01(\tR\tversionId\x12%\n" +
+	"\x0ekernel_version\x18\x06 \x01(\tR\rkernelVersion\x12\x18\n" +
+	"\amachine\x18\a \x01(\tR\amachine\x12\x0e\n" +
+	"\x02id\x18\b \x01(\tR\x02id\"Y\n" +
+	"\x0eGuestInterface\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03mac\x18\x02 \x01(\tR\x03mac\x12!\n" +
+	"\fip_addresses\x18\x03 \x03(\tR\vipAddresses\"\x8d\x01\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03mac\x18\x02 \x01(\tR\x03mac\x12\x14\n" +
@@ -1711,7 +1952,7 @@ const file_launcher_proto_rawDesc = "" +
 	"\x1aSTOP_REASON_GUEST_SHUTDOWN\x10\x01\x12\x19\n" +
 	"\x15STOP_REASON_DESTROYED\x10\x02\x12\x17\n" +
 	"\x13STOP_REASON_CRASHED\x10\x03\x12\x16\n" +
-	"\x12STOP_REASON_FAILED\x10\x04*\xc3\x02\n" +
+	"\x12STOP_REASON_FAILED\x10\x04*\xd9\x02\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12EVENT_TYPE_CURRENT\x10\x01\x12\x16\n" +
@@ -1725,7 +1966,8 @@ const file_launcher_proto_rawDesc = "" +
 	"\x16EVENT_TYPE_PMSUSPENDED\x10\t\x12\x16\n" +
 	"\x12EVENT_TYPE_CRASHED\x10\n" +
 	"\x12!\n" +
-	"\x1dEVENT_TYPE_INTERFACES_CHANGED\x10\v2\xd1\x05\n" +
+	"\x1dEVENT_TYPE_INTERFACES_CHANGED\x10\v\x12\x14\n" +
+	"\x10EVENT_TYPE_AGENT\x10\f2\xd1\x05\n" +
 	"\bLauncher\x12E\n" +
 	"\x04Info\x12\x1d.virt.launcher.v1.InfoRequest\x1a\x1e.virt.launcher.v1.InfoResponse\x12E\n" +
 	"\x04Sync\x12\x1d.virt.launcher.v1.SyncRequest\x1a\x1e.virt.launcher.v1.SyncResponse\x12Q\n" +
@@ -1751,7 +1993,7 @@ func file_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_launcher_proto_goTypes = []any{
 	(DomainState)(0),               // 0: virt.launcher.v1.DomainState
 	(StopReason)(0),                // 1: virt.launcher.v1.StopReason
@@ -1779,8 +2021,10 @@ var file_launcher_proto_goTypes = []any{
 	(*GetDomainResponse)(nil),      // 23: virt.launcher.v1.GetDomainResponse
 	(*WatchDomainRequest)(nil),     // 24: virt.launcher.v1.WatchDomainRequest
 	(*Domain)(nil),                 // 25: virt.launcher.v1.Domain
-	(*Interface)(nil),              // 26: virt.launcher.v1.Interface
-	(*DomainEvent)(nil),            // 27: virt.launcher.v1.DomainEvent
+	(*GuestOSInfo)(nil),            // 26: virt.launcher.v1.GuestOSInfo
+	(*GuestInterface)(nil),         // 27: virt.launcher.v1.GuestInterface
+	(*Interface)(nil),              // 28: virt.launcher.v1.Interface
+	(*DomainEvent)(nil),            // 29: virt.launcher.v1.DomainEvent
 }
 var file_launcher_proto_depIdxs = []int32{
 	5,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
@@ -1791,33 +2035,35 @@ var file_launcher_proto_depIdxs = []int32{
 	25, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
 	25, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
 	0,  // 7: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
-	26, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
+	28, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
 	1,  // 9: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
-	2,  // 10: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
-	25, // 11: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
-	3,  // 12: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
-	7,  // 13: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
-	12, // 14: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
-	14, // 15: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
-	16, // 16: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
-	18, // 17: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
-	20, // 18: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
-	22, // 19: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
-	24, // 20: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
-	4,  // 21: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
-	11, // 22: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
-	13, // 23: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
-	15, // 24: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
-	17, // 25: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
-	19, // 26: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
-	21, // 27: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
-	23, // 28: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
-	27, // 29: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
-	21, // [21:30] is the sub-list for method output_type
-	12, // [12:21] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	26, // 10: virt.launcher.v1.Domain.guest_os_info:type_name -> virt.launcher.v1.GuestOSInfo
+	27, // 11: virt.launcher.v1.Domain.guest_interfaces:type_name -> virt.launcher.v1.GuestInterface
+	2,  // 12: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
+	25, // 13: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
+	3,  // 14: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
+	7,  // 15: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
+	12, // 16: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
+	14, // 17: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
+	16, // 18: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
+	18, // 19: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
+	20, // 20: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
+	22, // 21: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
+	24, // 22: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
+	4,  // 23: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
+	11, // 24: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
+	13, // 25: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
+	15, // 26: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
+	17, // 27: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
+	19, // 28: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
+	21, // 29: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
+	23, // 30: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
+	29, // 31: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
+	23, // [23:32] is the sub-list for method output_type
+	14, // [14:23] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_launcher_proto_init() }
@@ -1832,7 +2078,7 @@ func file_launcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_launcher_proto_rawDesc), len(file_launcher_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
