@@ -3,8 +3,8 @@
 // guest ended. The functions are pure; the controller does the I/O.
 //
 // After the hand-off the node owns the phase (Running, Succeeded, Failed),
-// the reason, the Ready, Paused and SoftwareEmulation conditions and the
-// interfaces. Everything else in the status belongs to virt-controller
+// the reason, the Ready, Paused, SoftwareEmulation and AgentConnected
+// conditions, the interfaces and guestOSInfo. Everything else in the status belongs to virt-controller
 // (nodeName, activePods, PodScheduled, the launcher image) and is copied
 // through untouched. A condition keeps its lastTransitionTime while its
 // status stays, and no probe times are written, so observing an unchanged

@@ -25,8 +25,9 @@ const (
 // Sources of status.interfaces[].infoSource (KubeVirt's words, and "dhcp"
 // for the lease the launcher's DHCP server handed the guest).
 const (
-	InfoSourceDomain = "domain"
-	InfoSourceDHCP   = "dhcp"
+	InfoSourceDomain     = "domain"
+	InfoSourceDHCP       = "dhcp"
+	InfoSourceGuestAgent = "guest-agent"
 )
 
 // Running is vmi's status for a live (started, not ended) domain d of the
@@ -62,6 +63,7 @@ func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domai
 	} else {
 		s.RemoveCondition(virtv1.VirtualMachineInstanceSoftwareEmulation)
 	}
+	setAgent(s, d, now)
 	s.Interfaces = interfaces(vmi, pod, d)
 	return s
 }
@@ -78,11 +80,13 @@ func softwareEmulationMessage(info *apiv1.InfoResponse) string {
 	return msg
 }
 
-// Ended is vmi's status once its guest ended as end says. The interfaces and
-// SoftwareEmulation stay as they were: they describe the guest that ran.
+// Ended is vmi's status once its guest ended as end says. The interfaces,
+// SoftwareEmulation and guestOSInfo stay as they were: they describe the
+// guest that ran. Its agent is gone with it.
 func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
 	s := vmi.Status.DeepCopy()
 	s.End(end.Phase, end.Reason, end.Message, now)
+	s.RemoveCondition(virtv1.VirtualMachineInstanceAgentConnected)
 	return s
 }
 
@@ -90,7 +94,8 @@ func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1
 // launcher reports (or the spec's) and, for pod-network interfaces, the pod
 // interface it is bound to and the pod's addresses: what clients use, the
 // guest's own under the bridge binding, forwarded to the guest under
-// masquerade. InfoSource says "dhcp" too once the guest took its lease.
+// masquerade. InfoSource says "dhcp" too once the guest took its lease. The
+// guest agent's report is merged in last (mergeGuestInterfaces).
 func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain) []virtv1.VirtualMachineInstanceNetworkInterface {
 	reported := map[string]*apiv1.Interface{}
 	for _, i := range d.GetInterfaces() {
@@ -131,5 +136,5 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Do
 		}
 		out = append(out, iface)
 	}
-	return out
+	return mergeGuestInterfaces(out, vmi, d.GetGuestInterfaces())
 }
