@@ -112,18 +112,19 @@ func (c *Config) New() (*Server, error) {
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(virtv1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		"virtualmachineinstances":            vmi,
-		"virtualmachineinstances/status":     vmiStatus,
-		"virtualmachineinstances/console":    guests.Console,
-		"virtualmachineinstances/vnc":        guests.VNC,
-		"virtualmachineinstances/pause":      guests.Pause,
-		"virtualmachineinstances/unpause":    guests.Unpause,
-		"virtualmachineinstances/softreboot": guests.SoftReboot,
-		"virtualmachines":                    vm,
-		"virtualmachines/status":             vmStatus,
-		"virtualmachines/start":              vmLifecycle.Start,
-		"virtualmachines/stop":               vmLifecycle.Stop,
-		"virtualmachines/restart":            vmLifecycle.Restart,
+		"virtualmachineinstances":             vmi,
+		"virtualmachineinstances/status":      vmiStatus,
+		"virtualmachineinstances/console":     guests.Console,
+		"virtualmachineinstances/vnc":         guests.VNC,
+		"virtualmachineinstances/pause":       guests.Pause,
+		"virtualmachineinstances/unpause":     guests.Unpause,
+		"virtualmachineinstances/softreboot":  guests.SoftReboot,
+		"virtualmachineinstances/guestosinfo": virtualmachineinstance.NewGuestOSInfoREST(vmi),
+		"virtualmachines":                     vm,
+		"virtualmachines/status":              vmStatus,
+		"virtualmachines/start":               vmLifecycle.Start,
+		"virtualmachines/stop":                vmLifecycle.Stop,
+		"virtualmachines/restart":             vmLifecycle.Restart,
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)

@@ -377,6 +377,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
 		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
 		virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref),
+		virtualizationv1.VirtualMachineInstanceGuestAgentInfo{}.OpenAPIModelName():           schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestAgentInfo(ref),
 		virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestOSInfo(ref),
 		virtualizationv1.VirtualMachineInstanceList{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref),
 		virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(ref),
@@ -18954,6 +18955,42 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref comm
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestAgentInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestAgentInfo is what a VMI's guest agent reported about the guest: the answer of GET virtualmachineinstances/NAME/guestosinfo. It is KubeVirt's kubevirt.io/v1 type under the same JSON names, reduced to what the VMI's status holds (virt-handler writes it from the agent's reports): KubeVirt's fields that ask the agent at the moment of the request (hostname, timezone, users, file systems, agent version and commands) are not served.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"os": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OS is the guest's operating system, as status.guestOSInfo.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName()},
 	}
 }
 

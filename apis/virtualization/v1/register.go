@@ -44,6 +44,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&RestartOptions{},
 		&PauseOptions{},
 		&UnpauseOptions{},
+		&VirtualMachineInstanceGuestAgentInfo{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -7,6 +7,7 @@ import (
 )
 
 // +genclient
+// +genclient:method=GuestOSInfo,verb=get,subresource=guestosinfo,result=VirtualMachineInstanceGuestAgentInfo
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // VirtualMachineInstance is a running virtual machine: one guest, one launcher

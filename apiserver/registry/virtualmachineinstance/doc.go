@@ -9,7 +9,8 @@
 // WebSocket upgrades proxied to the handler, and pause, unpause and
 // softreboot, PUTs forwarded to it whose Status is the answer. Where the
 // handler is and how to dial it comes from outside (Handlers,
-// apiserver/guestaccess).
+// apiserver/guestaccess). The guestosinfo subresource answers the guest
+// agent's report from the VMI's status, without the node.
 //
 // It works on the internal types and must not import any client.
 package virtualmachineinstance

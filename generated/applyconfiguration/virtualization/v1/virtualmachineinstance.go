@@ -88,6 +88,12 @@ func ExtractVirtualMachineInstance(virtualMachineInstance *virtualizationv1.Virt
 	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "")
 }
 
+// ExtractVirtualMachineInstanceGuestosinfo extracts the applied configuration owned by fieldManager from
+// virtualMachineInstance for the guestosinfo subresource.
+func ExtractVirtualMachineInstanceGuestosinfo(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
+	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "guestosinfo")
+}
+
 // ExtractVirtualMachineInstanceStatus extracts the applied configuration owned by fieldManager from
 // virtualMachineInstance for the status subresource.
 func ExtractVirtualMachineInstanceStatus(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {

@@ -51,6 +51,8 @@ type VirtualMachineInstanceInterface interface {
 	Apply(ctx context.Context, virtualMachineInstance *applyconfigurationvirtualizationv1.VirtualMachineInstanceApplyConfiguration, opts metav1.ApplyOptions) (result *virtualizationv1.VirtualMachineInstance, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, virtualMachineInstance *applyconfigurationvirtualizationv1.VirtualMachineInstanceApplyConfiguration, opts metav1.ApplyOptions) (result *virtualizationv1.VirtualMachineInstance, err error)
+	GuestOSInfo(ctx context.Context, virtualMachineInstanceName string, options metav1.GetOptions) (*virtualizationv1.VirtualMachineInstanceGuestAgentInfo, error)
+
 	VirtualMachineInstanceExpansion
 }
 
@@ -74,4 +76,19 @@ func newVirtualMachineInstances(c *VirtualizationV1Client, namespace string) *vi
 			gentype.PrefersProtobuf[*virtualizationv1.VirtualMachineInstance](),
 		),
 	}
+}
+
+// GuestOSInfo takes name of the virtualMachineInstance, and returns the corresponding virtualizationv1.VirtualMachineInstanceGuestAgentInfo object, and an error if there is any.
+func (c *virtualMachineInstances) GuestOSInfo(ctx context.Context, virtualMachineInstanceName string, options metav1.GetOptions) (result *virtualizationv1.VirtualMachineInstanceGuestAgentInfo, err error) {
+	result = &virtualizationv1.VirtualMachineInstanceGuestAgentInfo{}
+	err = c.GetClient().Get().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachineinstances").
+		Name(virtualMachineInstanceName).
+		SubResource("guestosinfo").
+		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
 }

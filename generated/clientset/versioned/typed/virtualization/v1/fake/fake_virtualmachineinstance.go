@@ -19,7 +19,11 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 	v1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtualizationv1 "kubevirt.dev/virt/generated/applyconfiguration/virtualization/v1"
 	typedvirtualizationv1 "kubevirt.dev/virt/generated/clientset/versioned/typed/virtualization/v1"
@@ -50,4 +54,16 @@ func newFakeVirtualMachineInstances(fake *FakeVirtualizationV1, namespace string
 		),
 		fake,
 	}
+}
+
+// GuestOSInfo takes name of the virtualMachineInstance, and returns the corresponding virtualMachineInstanceGuestAgentInfo object, and an error if there is any.
+func (c *fakeVirtualMachineInstances) GuestOSInfo(ctx context.Context, virtualMachineInstanceName string, options metav1.GetOptions) (result *v1.VirtualMachineInstanceGuestAgentInfo, err error) {
+	emptyResult := &v1.VirtualMachineInstanceGuestAgentInfo{}
+	obj, err := c.Fake.
+		Invokes(testing.NewGetSubresourceActionWithOptions(c.Resource(), c.Namespace(), "guestosinfo", virtualMachineInstanceName, options), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1.VirtualMachineInstanceGuestAgentInfo), err
 }
