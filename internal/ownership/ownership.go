@@ -26,13 +26,13 @@ const (
 
 // The phase, its reason and its history move together (SetPhase), and every
 // writer ends a VMI through Fail, which says why in Ready and drops Paused.
-var phase = []string{"phase", "reason", "phaseTransitionTimestamps", "conditions[Ready]", "conditions[Paused]"}
+var phase = []string{"phase", "reason", "phaseTransitionTimestamps", "conditions[Ready]", "conditions[Paused]", "conditions[AgentConnected]"}
 
 // Owned lists the status fields each writer may change.
 var Owned = map[Writer]sets.Set[string]{
 	VMIController: sets.New(append(phase, "nodeName", "activePods", "launcherContainerImageVersion", "conditions[PodScheduled]", "volumeStatus")...),
 	NodeHealth:    sets.New(phase...),
-	Handler:       sets.New(append(phase, "conditions[SoftwareEmulation]", "conditions[AgentConnected]", "interfaces", "guestOSInfo")...),
+	Handler:       sets.New(append(phase, "conditions[SoftwareEmulation]", "interfaces", "guestOSInfo")...),
 }
 
 // Foreign lists the fields a write from old to updated changes that w does

@@ -26,15 +26,17 @@ func (s *VirtualMachineInstanceStatus) SetPhase(phase VirtualMachineInstancePhas
 }
 
 // End puts the VMI in its final phase (Succeeded or Failed) for reason: Ready
-// turns False saying why, and Paused goes, since no vCPUs are left to pause.
-// Everything else stays: the interfaces and SoftwareEmulation describe the
-// guest that ran.
+// turns False saying why, Paused goes, since no vCPUs are left to pause, and
+// AgentConnected, since no agent is left to talk to. Everything else stays:
+// the interfaces, guestOSInfo and SoftwareEmulation describe the guest that
+// ran.
 func (s *VirtualMachineInstanceStatus) End(phase VirtualMachineInstancePhase, reason, message string, now metav1.Time) {
 	s.SetPhase(phase, reason, now)
 	s.SetCondition(VirtualMachineInstanceCondition{
 		Type: VirtualMachineInstanceReady, Status: corev1.ConditionFalse, Reason: reason, Message: message,
 	}, now)
 	s.RemoveCondition(VirtualMachineInstancePaused)
+	s.RemoveCondition(VirtualMachineInstanceAgentConnected)
 }
 
 // Fail ends the VMI in phase Failed for reason; message says what happened

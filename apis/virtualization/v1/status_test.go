@@ -89,6 +89,7 @@ func TestFail(t *testing.T) {
 		Conditions: []VirtualMachineInstanceCondition{
 			{Type: VirtualMachineInstanceReady, Status: corev1.ConditionFalse, Reason: "Paused", LastTransitionTime: t0},
 			{Type: VirtualMachineInstancePaused, Status: corev1.ConditionTrue, LastTransitionTime: t0},
+			{Type: VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: t0},
 			{Type: VirtualMachineInstanceSoftwareEmulation, Status: corev1.ConditionTrue, LastTransitionTime: t0},
 		},
 	}
