@@ -41,6 +41,8 @@ func merge(base, run *report.Results) {
 			base.Console = run.Console
 		case "network":
 			base.Network = run.Network
+		case "debian":
+			base.Debian = run.Debian
 		}
 		base.Failures = slices.DeleteFunc(base.Failures, func(f report.Failure) bool { return f.Part == p })
 		if !slices.Contains(base.Parts, p) {

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Options of a run. The defaults finish in well under 30 minutes on the
+// Options of a run. The defaults finish in under 30 minutes on the
 // project's 2-core machine.
 type Options struct {
-	// Parts to run: api, start, writes, launcher, console, network.
+	// Parts to run: api, start, writes, launcher, console, network, debian.
 	Parts []string
 	// Output is the markdown report; the chart goes beside it (.png) and
 	// the raw results too (.json).
@@ -44,6 +44,9 @@ type Options struct {
 	NetworkDownloads int
 	NetworkRequests  int
 
+	DebianRuns    int
+	DebianTimeout time.Duration
+
 	ProfileDir      string
 	ProfileClients  int
 	ProfileDuration time.Duration
@@ -55,7 +58,7 @@ type Options struct {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network"}, "parts to run")
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network", "debian"}, "parts to run")
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
 	fs.StringVar(&o.Merge, "merge", "", "results file of an earlier run (e.g. docs/performance.json) to merge this run's parts into: the report keeps its other parts and says when the merged ones were measured")
@@ -76,6 +79,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConsoleBlocks, "console-blocks", 4, "blocks the console keystrokes are sent in, alternating between the paths")
 	fs.IntVar(&o.NetworkDownloads, "network-downloads", 5, "downloads of the guest's 64 MiB file timed per network path, alternating between the paths")
 	fs.IntVar(&o.NetworkRequests, "network-requests", 200, "small requests timed per network path, each on a fresh connection, alternating between the paths")
+	fs.IntVar(&o.DebianRuns, "debian-runs", 2, "boots of the Debian guest to its first SSH login per side (a VMI, raw libvirt), alternating between the sides, one guest at a time (about 1-2 min each under software emulation)")
+	fs.DurationVar(&o.DebianTimeout, "debian-timeout", 5*time.Minute, "how long one Debian guest may take from its POST or define to its first SSH login")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
@@ -85,7 +90,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	for _, p := range o.Parts {
 		switch p {
-		case "api", "start", "writes", "launcher", "console", "network":
+		case "api", "start", "writes", "launcher", "console", "network", "debian":
 		default:
 			return fmt.Errorf("--parts: unknown part %q", p)
 		}
@@ -115,6 +120,12 @@ func (o *Options) Validate() error {
 	if o.NetworkRequests <= 0 || o.NetworkRequests > 10000 {
 		return fmt.Errorf("--network-requests must be in (0, 10000]")
 	}
+	if o.DebianRuns <= 0 || o.DebianRuns > 20 {
+		return fmt.Errorf("--debian-runs must be in (0, 20]")
+	}
+	if o.DebianTimeout <= 0 || o.DebianTimeout > 30*time.Minute {
+		return fmt.Errorf("--debian-timeout must be in (0, 30m]")
+	}
 	if o.Merge != "" && o.FromJSON != "" {
 		return fmt.Errorf("--merge measures and --from-json does not: give one")
 	}
@@ -123,10 +134,10 @@ func (o *Options) Validate() error {
 
 // String is the options that shape the measurements, for the report.
 func (o *Options) String() string {
-	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d",
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d --debian-runs=%d --debian-timeout=%s",
 		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
 		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks,
-		o.NetworkDownloads, o.NetworkRequests)
+		o.NetworkDownloads, o.NetworkRequests, o.DebianRuns, o.DebianTimeout)
 }
 
 func ints(v []int) string {

@@ -14,6 +14,7 @@ import (
 
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
+	"kubevirt.dev/virt/bench/debian"
 	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/namespace"
 	"kubevirt.dev/virt/bench/network"
@@ -121,6 +122,32 @@ func runNetwork(ctx context.Context, cluster *framework.Cluster, o Options) (*ne
 	}
 	return network.Run(ctx, network.Env{Kube: cluster.Kube, Virt: cluster.Virt, Guest: guest, Logf: logf},
 		network.Options{Downloads: o.NetworkDownloads, Requests: o.NetworkRequests, Timeout: o.StartTimeout})
+}
+
+// runDebian is part 7, a Debian cloud guest from POST to its first SSH
+// login against the same domain under raw libvirt, whose disk is the
+// image of hack/build-debian-image.sh.
+func runDebian(ctx context.Context, cluster *framework.Cluster, o Options) (*debian.Result, error) {
+	image, err := buildDebianImage(ctx, cluster.Root)
+	if err != nil {
+		return nil, err
+	}
+	return debian.Run(ctx, debian.Env{
+		Kube: cluster.Kube, Virt: cluster.Virt,
+		VMFile: filepath.Join(cluster.Root, "artifacts", "examples", "vm-debian.yaml"), Image: image, Logf: logf,
+	}, debian.Options{Runs: o.DebianRuns, Timeout: o.DebianTimeout})
+}
+
+// buildDebianImage runs hack/build-debian-image.sh (instant when built)
+// for the raw libvirt side's disk.
+func buildDebianImage(ctx context.Context, root string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-debian-image.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/build-debian-image.sh: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "disk.qcow2"), nil
 }
 
 // buildGuest runs hack/build-guest.sh (instant when built) for the raw

@@ -143,6 +143,12 @@ func measure(ctx context.Context, cluster *framework.Cluster, o Options, res *re
 			fail("network", err)
 		}
 	}
+	if o.has("debian") && ctx.Err() == nil {
+		logf("part 7: Debian guest, POST to SSH-ready against raw libvirt")
+		if res.Debian, err = runDebian(ctx, cluster, o); err != nil {
+			fail("debian", err)
+		}
+	}
 	return failures, nil
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"kubevirt.dev/virt/bench/rawguest"
 	"kubevirt.dev/virt/bench/startup"
 )
 
@@ -30,11 +31,11 @@ import (
 // waits to be killed; it holds the guest's kernel and initrd.
 const holdEnv = "VIRT_BENCH_TEST_HOLD_RAW"
 
-// TestMain is the raw libvirt child too: startRawGuest re-executes the
+// TestMain is the raw libvirt child too: rawguest.Guest re-executes the
 // test binary, as it does virt-bench.
 func TestMain(m *testing.M) {
-	if IsRawLibvirt() {
-		os.Exit(RawLibvirtMain())
+	if rawguest.IsChild() {
+		os.Exit(rawguest.ChildMain())
 	}
 	if files, ok := os.LookupEnv(holdEnv); ok {
 		kernel, initrd, _ := strings.Cut(files, ":")
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Println("up", raw.guest.dir)
+		fmt.Println("up", raw.guest.Dir)
 		select {}
 	}
 	os.Exit(m.Run())
@@ -76,14 +77,14 @@ func TestRawGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, root, name := raw.guest.dir, raw.guest.root, raw.guest.name
+	dir, pidFile := raw.guest.Dir, raw.guest.PIDFile()
 	closed := false
 	t.Cleanup(func() {
 		if !closed {
 			_ = raw.close()
 		}
 	})
-	t.Logf("raw guest (%s) answers HTTP %s after start", raw.guest.domainType, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("raw guest (%s) answers HTTP %s after start", raw.guest.DomainType, time.Since(start).Round(100*time.Millisecond))
 
 	res, err := measure(t.Context(), []target{{Raw, net.JoinHostPort(GuestAddr.Addr().String(), "80")}}, 2, 20, FileBytes)
 	if err != nil {
@@ -95,7 +96,6 @@ func TestRawGuest(t *testing.T) {
 		t.Errorf("measured %+v, want 2 downloads and 20 requests", r)
 	}
 
-	pidFile := filepath.Join(root, "run", "qemu", name+".pid")
 	pid, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Errorf("QEMU's pid file: %v", err)
@@ -164,13 +164,31 @@ func TestRawGuestGoesWithAKilledBench(t *testing.T) {
 	_ = bench.Wait()
 
 	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		_, err := os.Stat("/sys/class/net/" + HostLink)
+		_, err := os.Stat("/sys/class/net/" + Addresses.HostLink)
 		return os.IsNotExist(err) && len(qemuOf(rawName)) == 0, nil
 	})
 	if err != nil {
-		t.Fatalf("after the bench was killed: %s exists: %v, QEMUs of %s: %v: %v", HostLink, !os.IsNotExist(statErr(HostLink)), rawName, qemuOf(rawName), err)
+		t.Fatalf("after the bench was killed: %s exists: %v, QEMUs of %s: %v: %v", Addresses.HostLink, !os.IsNotExist(statErr(Addresses.HostLink)), rawName, qemuOf(rawName), err)
 	}
 	requireNothingLeft(t)
+}
+
+// requireRoot fails a test that needs network namespaces when it cannot
+// have them, rather than pass it without testing anything.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test creates a network namespace, a veth pair, a bridge and a host route, binds port 67 and boots a VM: run it as root")
+	}
+}
+
+// requireNothingLeft checks the host has neither the veth nor a route to
+// the guest's network.
+func requireNothingLeft(t *testing.T) {
+	t.Helper()
+	if err := rawguest.Left(Addresses); err != nil {
+		t.Error(err)
+	}
 }
 
 // qemuOf lists the pids of the processes whose command line names the

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kubevirt.dev/virt/bench/namespace"
+	"kubevirt.dev/virt/bench/rawguest"
 	"kubevirt.dev/virt/bench/startup"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	"kubevirt.dev/virt/test/e2e/framework"
@@ -91,7 +92,7 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("platform: binding %s, the guest reached at its pod's IP %s from the node: the node's pod-network bridge, the pod's veth, the binding's DNAT, its bridge and tap", binding, ip),
 		fmt.Sprintf("raw libvirt: %s domain, tap %s on bridge %s (%s) in a namespace of the bench's, reached through veth %s (%s) and a host route to %s, forwarded with no NAT, MTU %d (the pod network's, from the bridge CNI's default); libvirt and QEMU at nice 0",
-			raw.guest.domainType, tapName, bridgeName, gatewayAddr, HostLink, hostAddr, GuestAddr.Masked(), linkMTU))
+			raw.guest.DomainType, rawguest.TapName, rawguest.BridgeName, Addresses.Gateway, Addresses.HostLink, Addresses.Host, GuestAddr.Masked(), rawguest.LinkMTU))
 	for _, r := range res.Rows {
 		env.Logf("network: %s: median %.0f MB/s (min %.0f, max %.0f); requests p50 %s, p99 %s",
 			r.Path, r.MedianMBps, r.MinMBps, r.MaxMBps, r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond))
@@ -170,14 +171,15 @@ func waitHTTP(ctx context.Context, addr string, timeout time.Duration) error {
 
 // rawSide is the plain tap's network and the raw guest on it.
 type rawSide struct {
-	net   *tapNet
-	guest *rawGuest
+	net       *rawguest.Net
+	guest     *rawguest.Guest
+	serialLog string
 }
 
 // startRaw builds the plain tap's network, boots the raw guest on it and
 // waits until the guest took its lease and answers HTTP.
 func startRaw(ctx context.Context, guest startup.Guest, timeout time.Duration) (r *rawSide, err error) {
-	n, err := newTapNet()
+	n, err := rawguest.NewNet(Addresses)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +189,22 @@ func startRaw(ctx context.Context, guest startup.Guest, timeout time.Duration) (
 			err = errors.Join(err, r.close())
 		}
 	}()
-	if err := n.addTap(); err != nil {
+	if err := n.AddTap(); err != nil {
 		return r, err
 	}
-	if err := n.serveDHCP(ctx, guestMAC, rawName); err != nil {
+	if err := n.ServeDHCP(ctx, guestMAC, rawName); err != nil {
 		return r, err
 	}
-	if r.guest, err = startRawGuest(ctx, n, guest, timeout); err != nil {
+	if r.guest, err = rawguest.New("vb-net-"); err != nil {
+		return r, err
+	}
+	name, xml, serialLog, err := rawDomain(r.guest.Dir, r.guest.DomainType, guest)
+	if err != nil {
+		return r, err
+	}
+	r.serialLog = serialLog
+	// The first start probes QEMU's capabilities: seconds.
+	if err := r.guest.Start(ctx, n, name, xml, timeout); err != nil {
 		return r, err
 	}
 	marker := framework.GuestNetMarker + " " + GuestAddr.Addr().String()
@@ -201,16 +212,16 @@ func startRaw(ctx context.Context, guest startup.Guest, timeout time.Duration) (
 	var serial []byte
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		select {
-		case <-r.guest.exited:
-			return false, fmt.Errorf("raw libvirt exited (%v): %s", r.guest.waitErr, tail(r.guest.childLog, 600))
+		case <-r.guest.Exited():
+			return false, fmt.Errorf("raw libvirt exited (%v): %s", r.guest.ExitErr(), r.guest.ChildLog(600))
 		default:
 		}
-		serial, _ = os.ReadFile(r.guest.serialLog)
-		return n.leased() && strings.Contains(string(serial), marker), nil
+		serial, _ = os.ReadFile(serialLog)
+		return n.Leased() && strings.Contains(string(serial), marker), nil
 	})
 	if err != nil {
 		return r, fmt.Errorf("raw guest: %q in %s and its DHCP lease taken (leased: %v; serial log ends %q): %w",
-			marker, r.guest.serialLog, n.leased(), tailBytes(serial, 300), err)
+			marker, serialLog, n.Leased(), tailBytes(serial, 300), err)
 	}
 	if err := waitHTTP(ctx, net.JoinHostPort(GuestAddr.Addr().String(), "80"), timeout-time.Since(start)); err != nil {
 		return r, fmt.Errorf("raw guest: %w", err)
@@ -223,9 +234,9 @@ func startRaw(ctx context.Context, guest startup.Guest, timeout time.Duration) (
 func (r *rawSide) close() error {
 	var errs []error
 	if r.guest != nil {
-		errs = append(errs, r.guest.stop())
+		errs = append(errs, r.guest.Stop())
 	}
-	return errors.Join(append(errs, r.net.close())...)
+	return errors.Join(append(errs, r.net.Close())...)
 }
 
 func tailBytes(b []byte, n int) []byte {

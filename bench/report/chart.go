@@ -23,7 +23,7 @@ var palette = []color.Color{
 }
 
 // chartFuncs are the panels, one per part that has something to draw.
-var chartFuncs = []func(*Results) (*plot.Plot, error){createChart, listChart, startChart, writesChart, launcherChart, networkChart}
+var chartFuncs = []func(*Results) (*plot.Plot, error){createChart, listChart, startChart, writesChart, launcherChart, networkChart, debianChart}
 
 // chart draws the panels in a column into one PNG.
 func chart(path string, r *Results) error {

@@ -5,6 +5,7 @@ import (
 
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
+	"kubevirt.dev/virt/bench/debian"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
@@ -27,6 +28,7 @@ type Results struct {
 	Launcher *overhead.Result   `json:",omitempty"`
 	Console  *console.Result    `json:",omitempty"`
 	Network  *network.Result    `json:",omitempty"`
+	Debian   *debian.Result     `json:",omitempty"`
 	Failures []Failure          `json:",omitempty"`
 	// Merged are later runs of some of the parts, whose results replaced
 	// this run's for those parts (virt-bench --merge).

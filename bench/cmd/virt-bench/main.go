@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"kubevirt.dev/virt/bench"
-	"kubevirt.dev/virt/bench/network"
+	"kubevirt.dev/virt/bench/rawguest"
 )
 
 func main() {
-	// Part 6 runs raw libvirt as this binary again, in its own namespace.
-	if network.IsRawLibvirt() {
-		os.Exit(network.RawLibvirtMain())
+	// Parts 6 and 7 run raw libvirt as this binary again, in a network
+	// namespace of their own.
+	if rawguest.IsChild() {
+		os.Exit(rawguest.ChildMain())
 	}
 	var o bench.Options
 	o.AddFlags(pflag.CommandLine)
