@@ -17,6 +17,9 @@ PACKAGES=(
   containerd runc containernetworking-plugins iproute2 iptables openssl ca-certificates curl
   # the test guest and the launcher image rootfs
   cpio debootstrap
+  # the Debian guest image (hack/build-debian-image.sh): its root, its
+  # partitions and filesystems assembled without mounts, GRUB for BIOS
+  mmdebstrap fdisk dosfstools mtools grub-pc-bin
   # process and mount inspection used by `make down` and the e2e suite
   procps psmisc util-linux
   # make bench: a private libvirtd to compare the embedded driver with

@@ -3,7 +3,10 @@
 # `make up`: creates artifacts/examples/vmi-tiny.yaml in the default
 # namespace (unless it already runs), follows it to Running and to the
 # guest's marker on its serial console, printing each step, and ends with
-# what to try next. Idempotent: a running vmi-tiny is left alone.
+# what to try next. Also creates the Debian VM of
+# artifacts/examples/vm-debian.yaml, stopped (runStrategy Halted: it needs
+# the user's SSH key and a minute to boot under emulation). Idempotent: a
+# running vmi-tiny and an existing vm-debian are left alone.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -60,6 +63,11 @@ emulation="$(jsonpath '{.status.conditions[?(@.type=="SoftwareEmulation")].statu
 log "  the guest is up: '$(grep -m1 -o "${MARKER}.*" "${serial}")' on its serial console after $(( $(date +%s) - start ))s"
 [ "${emulation}" != "True" ] || log "  (under software emulation: this machine has no usable hardware virtualisation)"
 
+if [ -z "$(kubectl get vm -n "${NS}" vm-debian -o name --ignore-not-found)" ]; then
+  log "creating the Debian VM, stopped: kubectl create -f artifacts/examples/vm-debian.yaml"
+  kubectl create -n "${NS}" -f "${ROOT}/artifacts/examples/vm-debian.yaml" >/dev/null
+fi
+
 cat <<EOF
 
 The platform runs, with an example VM. Try:
@@ -80,6 +88,11 @@ The platform runs, with an example VM. Try:
   virtctl start vm-always                  # a new instance
   virtctl restart vm-always                # the instance replaced by a new one
   kubectl delete vmi ${NAME}               # ACPI shutdown, then the pod and the VMI go
+
+  # A Debian 12 VM with cloud-init, created stopped: put your SSH key in
+  # first (docs/getting-started.md), then
+  virtctl start vm-debian                  # SSH after about a minute under emulation
+  ssh debian@\$(kubectl get vmi vm-debian -o jsonpath='{.status.interfaces[0].ipAddress}')
 
   make down                                # stop everything (PURGE=1 also drops the state)
 EOF
