@@ -40,9 +40,34 @@
 # current), root by label, console=tty0 console=ttyS0,115200 (ttyS0 last:
 # /dev/console is the serial port), quiet, no menu (timeout 0).
 #
-# Boot tuning for TCG (qemu64, 1 vCPU, 512 MiB; boot to cloud-init's runcmd
-# marker and to the first SSH login, seconds from QEMU's start, BIOS):
-# MEASUREMENTS
+# Boot tuning for TCG, each change on top of the ones above it: seconds from
+# QEMU's start to a runcmd's marker on ttyS0 and to the first SSH login
+# (median [min-max] of 3-4 boots, BIOS, qemu64, 1 vCPU, 512 MiB, virtio disk
+# and NIC, NoCloud seed, host load 1-3 with other jobs running, so +-8 s of
+# noise):
+#   Debian's defaults: initramfs MODULES=most   59.7 [58-72]  52.6 [50-62]
+#     (13.9 MiB), every unit, Debian's cloud-init
+#     module lists, RSA+ECDSA+Ed25519 host keys
+#   + initramfs MODULES=list (5.6 MiB)          54.8 [48-61]  46.8 [42-52]
+#     kernel+initramfs 5.1 -> 4.4 s
+#   + quiet                                     54.6 [50-62]  46.7 [43-54]
+#   + 9 units masked                            57.6 [49-59]  49.1 [41-50]
+#     e2scrub_reap.service alone took 7-11 s at boot (systemd-analyze blame)
+#   + /etc/.updated and /var/.updated           62.0 [51-69]  53.9 [43-61]
+#   + cloud-init: 24 of Debian's 51 modules,   44.6 [42-47]  36.3 [36-41]
+#     no RSA host key (cloud-init.service 10-26 s -> 4.7-5.7 s)
+# The small steps are within the noise; what counts is the last one:
+# cloud-init's network stage, which sshd waits for, made RSA and other keys
+# and ran modules for other clouds. Tried and left out: mitigations=off
+# (46.6 [42-54], 39.7 [36-47]: no gain), no systemd-resolved (45.5, 38.2: no
+# gain, and no DNS), the config stage's 4 modules run by the final stage
+# instead (cloud-config.service masked: 42.4 and 39.0 in one boot, no clear
+# gain). What is left is mostly Python starting cloud-init four times
+# (cloud-init-local 11-16 s, cloud-config 7.5-9 s, cloud-final 3.5-6 s
+# under emulation; about 0.25 s of imports each natively) and udev's
+# coldplug. Under EFI (OVMF) the times are about the same: see the table in
+# docs/launcher.md. `packages:` in user data costs an `apt-get update` and
+# the installs through the network: minutes under emulation.
 #
 # Result: ${VIRT_CACHE}/debian-image/<hash>/disk.qcow2 (compressed qcow2,
 # mode 0644) and packages.txt (what is installed), the directory printed on
@@ -83,7 +108,7 @@ sources=(
 base="${VIRT_CACHE}/debian-image"
 key="$(
   {
-    sha256sum "${BASH_SOURCE[0]}"
+    sha256sum <"${BASH_SOURCE[0]}"
     printf '%s\n' "${sources[@]}"
     dpkg-query -W grub-pc-bin 2>/dev/null || true
   } | sha256sum | cut -c1-12
@@ -95,9 +120,17 @@ if [ -s "${out}/disk.qcow2" ]; then
 fi
 
 [ "$(id -u)" -eq 0 ] || die "build-debian-image: building the image needs root (mmdebstrap's root mode); run it as root once"
+mkdir -p "${base}/debs"
+# One build at a time (they share the .deb cache); a build that finished
+# while this one waited is the answer.
+exec 9>"${base}/.lock"
+flock 9
+if [ -s "${out}/disk.qcow2" ]; then
+  echo "${out}"
+  exit 0
+fi
 "${ROOT}/hack/install-deps.sh" >&2
 t0=$(date +%s)
-mkdir -p "${base}/debs"
 work="$(mktemp -d "${base}/.build.XXXXXX")"
 cleanup() {
   # mmdebstrap mounts /proc, /sys and /dev/pts in the tree and undoes it
@@ -123,14 +156,17 @@ packages=(
 
 # Read by initramfs-tools when the kernel package builds the initramfs, so
 # it is built once, small: MODULES=list takes only what the root disk needs
-# (virtio, SCSI or SATA; ext4 is built in) instead of every storage driver.
+# (virtio, SCSI or SATA; ext4 is built in) instead of every storage driver,
+# and CD-ROMs (sr_mod): cloud-init's generator looks for the NoCloud or
+# ConfigDrive label before udev loads modules from the root, so a cidata
+# CD-ROM (cdrom: {bus: sata}) must be there by then, as a virtio disk is.
 mkdir -p "${work}/hooks"
 cat >"${work}/hooks/essential-initramfs.sh" <<'EOF'
 #!/bin/sh
 set -e
 mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"
 printf 'MODULES=list\nCOMPRESS=zstd\nRESUME=none\n' >"$1/etc/initramfs-tools/conf.d/virt-image.conf"
-printf '%s\n' virtio_pci virtio_blk virtio_scsi sd_mod ahci ext4 >"$1/usr/share/initramfs-tools/modules.d/virt-image"
+printf '%s\n' virtio_pci virtio_blk virtio_scsi sd_mod sr_mod ahci ext4 >"$1/usr/share/initramfs-tools/modules.d/virt-image"
 EOF
 chmod 755 "${work}/hooks/essential-initramfs.sh"
 
@@ -198,9 +234,17 @@ ExecStart=/lib/systemd/systemd-networkd-wait-online --any --timeout=30
 EOF
 chroot "${rootfs}" systemctl enable --quiet systemd-networkd.service systemd-resolved.service
 
+# cloud-init's ssh module makes the host keys; without cloud-init (no
+# datasource, or disabled) sshd would fail for want of any.
+mkdir -p "${rootfs}/etc/systemd/system/ssh.service.d"
+cat >"${rootfs}/etc/systemd/system/ssh.service.d/virt-image.conf" <<'EOF'
+[Service]
+ExecStartPre=/bin/sh -c 'ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -q -t ed25519 -N "" -f /etc/ssh/ssh_host_ed25519_key'
+EOF
+
 cat >"${rootfs}/etc/cloud/cloud.cfg.d/90-virt-image.cfg" <<'EOF'
 # hack/build-debian-image.sh: the platform's datasources, networkd, and the
-# modules users of a VM need (Debian's list runs 50, most of them for other
+# modules users of a VM need (Debian's lists run 51, most of them for other
 # clouds or tools this image does not have).
 datasource_list: [NoCloud, ConfigDrive, None]
 system_info:
@@ -310,9 +354,9 @@ grub-mkimage -O i386-pc -o "${work}/core.img" -c "${work}/grub-early.cfg" -p /bo
 # Debian-signed kernel through shim. Taken from the packages without
 # installing them on the host.
 mkdir -m 777 "${work}/efi"
-if ! (cd "${work}/efi" && apt-get download -qq shim-signed grub-efi-amd64-signed) >&2; then
+if ! (cd "${work}/efi" && apt-get download -qq -o APT::Sandbox::User=root shim-signed grub-efi-amd64-signed) >&2; then
   apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
-  (cd "${work}/efi" && apt-get download -qq shim-signed grub-efi-amd64-signed) >&2
+  (cd "${work}/efi" && apt-get download -qq -o APT::Sandbox::User=root shim-signed grub-efi-amd64-signed) >&2
 fi
 for deb in "${work}"/efi/*.deb; do
   dpkg -x "${deb}" "${work}/efi/x"
