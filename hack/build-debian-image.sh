@@ -156,17 +156,18 @@ packages=(
 
 # Read by initramfs-tools when the kernel package builds the initramfs, so
 # it is built once, small: MODULES=list takes only what the root disk needs
-# (virtio, SCSI or SATA; ext4 is built in) instead of every storage driver,
-# and CD-ROMs (sr_mod): cloud-init's generator looks for the NoCloud or
-# ConfigDrive label before udev loads modules from the root, so a cidata
-# CD-ROM (cdrom: {bus: sata}) must be there by then, as a virtio disk is.
+# (virtio-blk or virtio-scsi; ext4 is built in) instead of every storage
+# driver, and CD-ROMs (sr_mod): cloud-init's generator looks for the NoCloud
+# or ConfigDrive label before udev loads modules from the root, so a cidata
+# CD-ROM must be there by then, as a virtio disk is. The cloud kernel has no
+# AHCI driver: disks and CD-ROMs on the sata bus stay invisible to it.
 mkdir -p "${work}/hooks"
 cat >"${work}/hooks/essential-initramfs.sh" <<'EOF'
 #!/bin/sh
 set -e
 mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"
 printf 'MODULES=list\nCOMPRESS=zstd\nRESUME=none\n' >"$1/etc/initramfs-tools/conf.d/virt-image.conf"
-printf '%s\n' virtio_pci virtio_blk virtio_scsi sd_mod sr_mod ahci ext4 >"$1/usr/share/initramfs-tools/modules.d/virt-image"
+printf '%s\n' virtio_pci virtio_blk virtio_scsi sd_mod sr_mod ext4 >"$1/usr/share/initramfs-tools/modules.d/virt-image"
 EOF
 chmod 755 "${work}/hooks/essential-initramfs.sh"
 
@@ -239,7 +240,9 @@ chroot "${rootfs}" systemctl enable --quiet systemd-networkd.service systemd-res
 mkdir -p "${rootfs}/etc/systemd/system/ssh.service.d"
 cat >"${rootfs}/etc/systemd/system/ssh.service.d/virt-image.conf" <<'EOF'
 [Service]
+ExecStartPre=
 ExecStartPre=/bin/sh -c 'ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -q -t ed25519 -N "" -f /etc/ssh/ssh_host_ed25519_key'
+ExecStartPre=/usr/sbin/sshd -t
 EOF
 
 cat >"${rootfs}/etc/cloud/cloud.cfg.d/90-virt-image.cfg" <<'EOF'
