@@ -54,6 +54,7 @@
 #   + 9 units masked                            57.6 [49-59]  49.1 [41-50]
 #     e2scrub_reap.service alone took 7-11 s at boot (systemd-analyze blame)
 #   + /etc/.updated and /var/.updated           62.0 [51-69]  53.9 [43-61]
+#     ldconfig and the journal catalog update no longer run at each boot
 #   + cloud-init: 24 of Debian's 51 modules,   44.6 [42-47]  36.3 [36-41]
 #     no RSA host key (cloud-init.service 10-26 s -> 4.7-5.7 s)
 # The small steps are within the noise; what counts is the last one:
@@ -71,11 +72,11 @@
 #
 # Result: ${VIRT_CACHE}/debian-image/<hash>/disk.qcow2 (compressed qcow2,
 # mode 0644) and packages.txt (what is installed), the directory printed on
-# stdout. <hash> covers this script, the suite, the mirrors and the host's
-# GRUB for BIOS: a second run is instant, a changed recipe rebuilds. Delete
-# the directory to pick up newer Debian packages. Downloaded .debs are kept
-# in ${VIRT_CACHE}/debian-image/debs for the next build (superseded ones are
-# dropped).
+# stdout. <hash> covers this script, the suite and the mirrors: a second
+# run is instant, a changed recipe rebuilds. Delete the directory to pick up
+# newer Debian packages (and the host's newer GRUB for BIOS). Downloaded
+# .debs are kept in ${VIRT_CACHE}/debian-image/debs for the next build
+# (superseded ones are dropped).
 #
 # Needs root to build (mmdebstrap's root mode, files owned by root in the
 # image), not to answer from the cache. Mirrors: the host's apt sources for
@@ -110,7 +111,6 @@ key="$(
   {
     sha256sum <"${BASH_SOURCE[0]}"
     printf '%s\n' "${sources[@]}"
-    dpkg-query -W grub-pc-bin 2>/dev/null || true
   } | sha256sum | cut -c1-12
 )"
 out="${base}/${key}"
@@ -329,9 +329,9 @@ menuentry 'Debian GNU/Linux 12' {
 }
 EOF
 
-# systemd reruns ldconfig, hwdb and catalog updates at every boot while
-# /etc/.updated and /var/.updated are older than /usr (ConditionNeedsUpdate):
-# a pristine disk at every start would pay for them each time.
+# systemd reruns ldconfig and the journal's catalog update at every boot
+# while /etc/.updated and /var/.updated are missing or older than /usr
+# (ConditionNeedsUpdate): a pristine disk at every start would pay each time.
 for d in etc var; do
   printf 'TIMESTAMP_NSEC=%s\n' "$(stat -c %Y "${rootfs}/usr")000000000" >"${rootfs}/${d}/.updated"
   touch -r "${rootfs}/usr" "${rootfs}/${d}/.updated"
@@ -356,7 +356,7 @@ grub-mkimage -O i386-pc -o "${work}/core.img" -c "${work}/grub-early.cfg" -p /bo
 # reads /EFI/debian/grub.cfg of the partition it came from and checks the
 # Debian-signed kernel through shim. Taken from the packages without
 # installing them on the host.
-mkdir -m 777 "${work}/efi"
+mkdir "${work}/efi"
 if ! (cd "${work}/efi" && apt-get download -qq -o APT::Sandbox::User=root shim-signed grub-efi-amd64-signed) >&2; then
   apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
   (cd "${work}/efi" && apt-get download -qq -o APT::Sandbox::User=root shim-signed grub-efi-amd64-signed) >&2
