@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -101,24 +100,7 @@ func (n *Net) Addresses() Addresses { return n.addrs }
 // handle, a process or a mount holds it: the bench's handle and the raw
 // guest's processes, nothing that survives them.
 func newNetns() (netns.NsHandle, error) {
-	type result struct {
-		ns  netns.NsHandle
-		err error
-	}
-	c := make(chan result, 1)
-	go func() {
-		// netns.New moves the thread into the new namespace: the thread is
-		// thrown away (its goroutine ends locked to it), so no other
-		// goroutine ever runs there by accident.
-		runtime.LockOSThread()
-		ns, err := netns.New()
-		c <- result{ns, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		return netns.None(), fmt.Errorf("create a network namespace: %w", r.err)
-	}
-	return r.ns, nil
+	return netutil.NewNS()
 }
 
 func (n *Net) loopback() error {

@@ -45,3 +45,43 @@ func Do(ns netns.NsHandle, fn func() error) error {
 	}()
 	return <-errc
 }
+
+// NewNS creates an anonymous network namespace, on a goroutine of its own
+// whose thread returns to its namespace afterwards (or, if it cannot, dies
+// locked with the goroutine), so no caller's thread ever changes namespace.
+// The namespace lives while a handle, a process or a mount holds it.
+func NewNS() (netns.NsHandle, error) {
+	type result struct {
+		ns  netns.NsHandle
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		origin, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			c <- result{err: fmt.Errorf("get the thread's netns: %w", err)}
+			return
+		}
+		defer origin.Close()
+		// netns.New moves the calling thread into the new namespace.
+		ns, err := netns.New()
+		if err != nil {
+			runtime.UnlockOSThread()
+			c <- result{err: fmt.Errorf("create a network namespace: %w", err)}
+			return
+		}
+		if err := netns.Set(origin); err != nil {
+			c <- result{ns: ns, err: fmt.Errorf("return to netns %s: %w", origin, err)}
+			return
+		}
+		runtime.UnlockOSThread()
+		c <- result{ns: ns}
+	}()
+	r := <-c
+	if r.err != nil && r.ns.IsOpen() {
+		r.ns.Close()
+	}
+	return r.ns, r.err
+}

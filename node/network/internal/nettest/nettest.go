@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,43 +33,12 @@ func RequireRoot(t testing.TB) {
 // the test ends and nothing holds it any more.
 func NewNS(t testing.TB) netns.NsHandle {
 	t.Helper()
-	type result struct {
-		ns  netns.NsHandle
-		err error
+	ns, err := netutil.NewNS()
+	if err != nil {
+		t.Fatalf("create a network namespace: %v", err)
 	}
-	resc := make(chan result, 1)
-	go func() {
-		// netns.New moves the calling thread into the new namespace.
-		runtime.LockOSThread()
-		origin, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			resc <- result{err: err}
-			return
-		}
-		defer origin.Close()
-		ns, err := netns.New()
-		if err != nil {
-			runtime.UnlockOSThread()
-			resc <- result{err: err}
-			return
-		}
-		if err := netns.Set(origin); err != nil {
-			// The thread stays locked and dies with this goroutine.
-			resc <- result{ns: ns, err: err}
-			return
-		}
-		runtime.UnlockOSThread()
-		resc <- result{ns: ns}
-	}()
-	res := <-resc
-	if res.ns.IsOpen() {
-		t.Cleanup(func() { res.ns.Close() })
-	}
-	if res.err != nil {
-		t.Fatalf("create a network namespace: %v", res.err)
-	}
-	h := Handle(t, res.ns)
+	t.Cleanup(func() { ns.Close() })
+	h := Handle(t, ns)
 	lo, err := h.LinkByName("lo")
 	if err == nil {
 		err = h.LinkSetUp(lo)
@@ -78,7 +46,7 @@ func NewNS(t testing.TB) netns.NsHandle {
 	if err != nil {
 		t.Fatalf("set lo up: %v", err)
 	}
-	return res.ns
+	return ns
 }
 
 // Handle is a netlink handle working in ns, closed at cleanup.
