@@ -47,7 +47,7 @@ func TestScheduledToRunningInOneWrite(t *testing.T) {
 		t.Errorf("SoftwareEmulation = %+v, want True with reason %s and a message", c, virtv1.ReasonSoftwareEmulation)
 	}
 	want := []virtv1.VirtualMachineInstanceNetworkInterface{{
-		Name: "default", MAC: "52:54:00:00:02:00", IPAddress: "198.18.0.9", IPAddresses: []string{"198.18.0.9"},
+		Name: "default", MAC: "52:54:00:00:01:00", IPAddress: "198.18.0.9", IPAddresses: []string{"198.18.0.9"},
 		InfoSource: "domain", PodInterfaceName: "eth0",
 	}}
 	if !slices.EqualFunc(got.Status.Interfaces, want, func(a, b virtv1.VirtualMachineInstanceNetworkInterface) bool {

@@ -486,8 +486,8 @@ func phaseIs(p virtv1.VirtualMachineInstancePhase, reason string) func(*virtv1.V
 	}
 }
 
-// fakeNetwork prepares one NIC per interface, the MAC derived from the VMI,
-// or fails as told.
+// fakeNetwork prepares the fake launcher's NICs (fakelauncher.NICs), or
+// fails as told.
 type fakeNetwork struct {
 	mu    sync.Mutex
 	calls int
@@ -503,14 +503,7 @@ func (n *fakeNetwork) Prepare(_ context.Context, vmi *virtv1.VirtualMachineInsta
 		n.fail = n.fail[1:]
 		return nil, err
 	}
-	var nics []*apiv1.InterfaceNetwork
-	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
-		nics = append(nics, &apiv1.InterfaceNetwork{
-			Name: iface.Name, TapDevice: fmt.Sprintf("tap%d", i), Mtu: 1500,
-			MacAddress: fmt.Sprintf("52:54:00:00:%02x:%02x", len(vmi.Name), i),
-		})
-	}
-	return nics, nil
+	return fakelauncher.NICs(vmi), nil
 }
 
 func (n *fakeNetwork) failNext(errs ...error) {
