@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
+	"kubevirt.dev/virt/apiserver/exponentguard"
 	"kubevirt.dev/virt/apiserver/guestaccess"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
@@ -71,6 +73,12 @@ func (o *Options) Config() (*Config, error) {
 	}
 	if err := o.Recommended.ApplyTo(c); err != nil {
 		return nil, err
+	}
+	// Innermost, after authentication and authorization: only callers who
+	// may write get their bodies read, and before any decoder runs.
+	c.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(
+			exponentguard.WithGuard(h, gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion), gc)
 	}
 	if o.Standalone {
 		// The generic admission chain needs a kube-apiserver; the node
