@@ -19,9 +19,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// MaxExponent bounds the decimal exponent of a number in a request body. A
-// quantity with this exponent still parses and compares in microseconds.
-const MaxExponent = 1000
+// MaxExponent and MaxDigits bound a number in a request body: a quantity at
+// the bounds still parses and compares in a millisecond.
+const (
+	MaxExponent = 1000
+	MaxDigits   = 1000
+)
 
 // maxProtobufDepth bounds the nesting the protobuf walk follows; the
 // objects of this API nest far less.
@@ -43,11 +46,11 @@ func (e *Error) Error() string {
 	if e.Path != "" {
 		where = e.Path
 	}
-	return fmt.Sprintf("%s: %q: a number's exponent must be within ±%d (such a value would take the server unbounded time to decode)", where, e.Value, MaxExponent)
+	return fmt.Sprintf("%s: %q: a number may have at most %d digits and an exponent within ±%d (such a value would take the server unbounded time to decode)", where, e.Value, MaxDigits, MaxExponent)
 }
 
 // WithGuard refuses with 400 Bad Request every POST, PUT and PATCH whose
-// body holds an absurd exponent. Bodies over maxBodyBytes pass unread: the
+// body holds an absurd number. Bodies over maxBodyBytes pass unread: the
 // server refuses them itself (413). gv and s write the refusal as a Status.
 func WithGuard(h http.Handler, maxBodyBytes int64, s runtime.NegotiatedSerializer, gv schema.GroupVersion) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -85,7 +88,7 @@ type readCloser struct {
 }
 
 // Check returns an *Error when body, of the given content type, holds a
-// number or a numeric string with an exponent beyond ±MaxExponent. Content
+// number or a numeric string beyond MaxDigits or ±MaxExponent. Content
 // types it does not know, and bodies it cannot parse, are left to the
 // decoder (another error, or nil).
 func Check(contentType string, body []byte) error {
@@ -154,7 +157,7 @@ func walkJSON(d *json.Decoder, path []string) error {
 }
 
 func refuse(v string, path []string) error {
-	if !absurdExponent(v) {
+	if !absurdNumber(v) {
 		return nil
 	}
 	var p strings.Builder
@@ -186,7 +189,7 @@ func checkProtobuf(b []byte, depth int) error {
 			if m < 0 {
 				return protowire.ParseError(m)
 			}
-			if absurdExponent(string(v)) {
+			if absurdNumber(string(v)) {
 				return &Error{Value: truncate(string(v))}
 			}
 			// Not a message: a string or bytes, already checked.
@@ -206,39 +209,38 @@ func checkProtobuf(b []byte, depth int) error {
 	return nil
 }
 
-// absurdExponent says whether s is a decimal number with an exponent
-// beyond ±MaxExponent: [+-]digits[.digits](e|E)[+-]digits, as
-// resource.ParseQuantity reads it.
-func absurdExponent(s string) bool {
-	i := strings.IndexAny(s, "eE")
-	if i < 1 || i == len(s)-1 {
-		return false
-	}
-	mantissa, exponent := s[:i], s[i+1:]
-	mantissa = strings.TrimLeft(mantissa, "+-")
-	digits := 0
-	for j, c := range mantissa {
+// absurdNumber says whether s is a decimal number resource.ParseQuantity
+// would spend unbounded time on: [+-]digits[.digits][(e|E)[+-]digits] with
+// more than MaxDigits digits (a million take it seconds) or an exponent
+// beyond ±MaxExponent.
+func absurdNumber(s string) bool {
+	mantissa, exponent, hasExponent := strings.Cut(strings.Replace(s, "E", "e", 1), "e")
+	mantissa = strings.TrimPrefix(strings.TrimPrefix(mantissa, "+"), "-")
+	digits, dots := 0, 0
+	for _, c := range mantissa {
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
-		case c == '.' && !strings.Contains(mantissa[j+1:], "."):
+		case c == '.':
+			dots++
 		default:
 			return false
 		}
 	}
-	if digits == 0 {
+	if digits == 0 || dots > 1 {
 		return false
 	}
-	if exponent[0] == '+' || exponent[0] == '-' {
+	if !hasExponent {
+		return digits > MaxDigits
+	}
+	if exponent != "" && (exponent[0] == '+' || exponent[0] == '-') {
 		exponent = exponent[1:]
 	}
-	if exponent == "" {
+	if exponent == "" || strings.Trim(exponent, "0123456789") != "" {
 		return false
 	}
-	for _, c := range exponent {
-		if c < '0' || c > '9' {
-			return false
-		}
+	if digits > MaxDigits {
+		return true
 	}
 	exponent = strings.TrimLeft(exponent, "0")
 	if len(exponent) > len(strconv.Itoa(MaxExponent)) {
