@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,6 +48,14 @@ type Options struct {
 	// GuestAccess says how the guests' consoles, VNC and actions reach the
 	// virt-handlers (docs/guest-access.md).
 	GuestAccess *guestaccess.Options
+	// ShutdownDelay keeps a stopping server serving, with /readyz failing,
+	// until its load balancer (the aggregator's endpoints) has let it go;
+	// kube-apiserver's --shutdown-delay-duration.
+	ShutdownDelay time.Duration
+	// ShutdownSendRetryAfter answers requests that still arrive after the
+	// delay with 429 and Retry-After, which clients retry elsewhere, while
+	// the in-flight ones finish; kube-apiserver's --shutdown-send-retry-after.
+	ShutdownSendRetryAfter bool
 
 	// embedded is set by Complete when no --etcd-servers were given.
 	embedded bool
@@ -107,6 +116,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Users (the node daemons' service accounts) that may write only the VMIs of the node named in their credentials.")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,
+		"Time to delay the termination. During that time the server keeps serving requests normally and /readyz returns failure, so that its endpoint is removed from the load balancer (several replicas behind the aggregator) before it stops.")
+	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter,
+		"If true, after --shutdown-delay-duration the server keeps listening until the in-flight requests are drained and answers new ones with 429 and a Retry-After header (and Connection: close), so clients retry on another replica.")
 	o.GuestAccess.AddFlags(fs)
 }
 
@@ -152,6 +165,9 @@ func (o *Options) Validate() error {
 		if o.EmbeddedEtcd.ClientPort == o.EmbeddedEtcd.PeerPort {
 			errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 		}
+	}
+	if o.ShutdownDelay < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-delay-duration must not be negative, got %s", o.ShutdownDelay))
 	}
 	errs = append(errs, o.GuestAccess.Validate()...)
 	errs = append(errs, o.Recommended.Validate()...)

@@ -67,6 +67,8 @@ func (o *Options) Config() (*Config, error) {
 	// hold the HTTP server's shutdown for its full timeout, longer than a
 	// pod's grace period: end them once the server stops accepting requests.
 	c.ShutdownWatchTerminationGracePeriod = watchTerminationGracePeriod
+	c.ShutdownDelayDuration = o.ShutdownDelay
+	c.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	c.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), streamSubresources)
 	if err := o.storageCodec(); err != nil {
 		return nil, err
