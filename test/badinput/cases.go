@@ -1,4 +1,4 @@
-package apiserver
+package badinput
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// nastyInputs are the hand-written ones.
-func nastyInputs() []badInput {
-	valid := rawBody(vmiMap("valid"), false)
+// Nasty are the hand-written cases.
+func (s Set) Nasty() []Input {
+	valid := rawBody(s.vmiMap("valid"), false)
 	const limit = 3 << 20 // k8s.io/apiserver's MaxRequestBodyBytes
 	pad := func(name string, size int) []byte {
-		b := rawBody(vmiMap(name), false)
+		b := rawBody(s.vmiMap(name), false)
 		return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), size-len(b)), '}')...)
 	}
 	deep := func(open, close string, depth int) []byte {
@@ -25,25 +25,25 @@ func nastyInputs() []badInput {
 		b = append(b, strings.Repeat(close, depth)...)
 		return append(b, "}}}"...)
 	}
-	dup := func(name, query string) badInput {
-		b := bytes.Replace(rawBody(vmiMap(name), false), []byte(`"metadata":{`), []byte(`"metadata":{"name":"other-name",`), 1)
+	dup := func(name, query string) Input {
+		b := bytes.Replace(rawBody(s.vmiMap(name), false), []byte(`"metadata":{`), []byte(`"metadata":{"name":"other-name",`), 1)
 		b = bytes.Replace(b, []byte(`"spec":{`), []byte(`"spec":{"hostname":"a","hostname":"b",`), 1)
 		c := post("duplicate keys "+query, jsonType, b)
-		c.query = query
+		c.Query = query
 		return c
 	}
-	laughs := "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: laughs\n  annotations:\n    a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	laughs := "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  Name: laughs\n  annotations:\n    a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
 	for i := 1; i < 10; i++ {
 		p := fmt.Sprintf("*a%d", i-1)
 		laughs += fmt.Sprintf("    a%d: &a%d [%s,%s,%s,%s,%s,%s,%s,%s,%s]\n", i, i, p, p, p, p, p, p, p, p, p)
 	}
 	var yamlBlock strings.Builder
-	yamlBlock.WriteString("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: block\nspec:\n")
+	yamlBlock.WriteString("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  Name: block\nspec:\n")
 	for i := range 1000 {
 		fmt.Fprintf(&yamlBlock, "%sa:\n", strings.Repeat(" ", 2*(i+1)))
 	}
 	manyDisks := func(name string, n int) map[string]any {
-		m := vmiMap(name)
+		m := s.vmiMap(name)
 		disks, vols := make([]any, n), make([]any, n)
 		for i := range n {
 			disks[i] = map[string]any{"name": fmt.Sprintf("d%d", i), "bootOrder": 1}
@@ -53,7 +53,7 @@ func nastyInputs() []badInput {
 		set(m, "spec.volumes", vols)
 		return m
 	}
-	manyLabels := vmiMap("many-labels")
+	manyLabels := s.vmiMap("many-labels")
 	labels := map[string]any{}
 	for i := range 20000 {
 		labels[fmt.Sprintf("l%d.example.com/k", i)] = "v"
@@ -66,17 +66,17 @@ func nastyInputs() []badInput {
 	}
 	huge := func(n int) string { return strings.Repeat("h", n) }
 
-	cases := []badInput{
+	cases := []Input{
 		post("valid", jsonType, valid),
 		post("empty", jsonType, nil),
 		post("null", jsonType, []byte("null")),
 		post("list", jsonType, []byte("[]")),
 		post("string", jsonType, []byte(`"vmi"`)),
 		post("number", jsonType, []byte("0")),
-		post("byte order mark", jsonType, append([]byte("\xef\xbb\xbf"), rawBody(vmiMap("bom"), false)...)),
-		post("two objects", jsonType, append(rawBody(vmiMap("two-a"), false), rawBody(vmiMap("two-b"), false)...)),
+		post("byte order mark", jsonType, append([]byte("\xef\xbb\xbf"), rawBody(s.vmiMap("bom"), false)...)),
+		post("two objects", jsonType, append(rawBody(s.vmiMap("two-a"), false), rawBody(s.vmiMap("two-b"), false)...)),
 		post("empty yaml", yamlType, nil),
-		post("yaml documents", yamlType, []byte("---\n"+string(rawBody(vmiMap("doc-a"), true))+"---\n"+string(rawBody(vmiMap("doc-b"), true)))),
+		post("yaml documents", yamlType, []byte("---\n"+string(rawBody(s.vmiMap("doc-a"), true))+"---\n"+string(rawBody(s.vmiMap("doc-b"), true)))),
 		post("deep json lists", jsonType, deep("[", "]", 100000)),
 		post("deep json objects", jsonType, deep(`{"a":`, "}", 100000)),
 		post("deep json at the top", jsonType, []byte(strings.Repeat("[", 1<<20))),
@@ -84,57 +84,57 @@ func nastyInputs() []badInput {
 		post("deep yaml block", yamlType, []byte(yamlBlock.String())),
 		post("yaml billion laughs", yamlType, []byte(laughs)),
 		post("yaml tags", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: !!binary aGVsbG8=\nspec: !!python/object:os.system {}\n")),
-		post("yaml merge keys", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nx: &x {name: merge}\nmetadata:\n  <<: *x\n  <<: [*x, *x]\n")),
-		post("huge kernel args", jsonType, rawBody(with("huge-args", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false)),
-		post("huge user data", jsonType, rawBody(with("huge-userdata", "spec.volumes", []any{map[string]any{"name": "cloudinit",
+		post("yaml merge keys", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nx: &x {Name: merge}\nmetadata:\n  <<: *x\n  <<: [*x, *x]\n")),
+		post("huge kernel args", jsonType, rawBody(s.with("huge-args", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false)),
+		post("huge user data", jsonType, rawBody(s.with("huge-userdata", "spec.volumes", []any{map[string]any{"name": "cloudinit",
 			"cloudInitNoCloud": map[string]any{"userData": huge(limit - 8192)}}}), false)),
-		post("huge name", jsonType, rawBody(vmiMap(huge(1<<20)), false)),
-		post("huge label", jsonType, rawBody(with("huge-label", "metadata.labels", map[string]any{"a": huge(1 << 20)}), false)),
-		post("huge annotation", jsonType, rawBody(with("huge-annotation", "metadata.annotations", map[string]any{"a": huge(2 << 20)}), false)),
-		post("annotation just under etcd's limit", jsonType, rawBody(with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false)),
-		post("huge image", yamlType, rawBody(with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true)),
+		post("huge name", jsonType, rawBody(s.vmiMap(huge(1<<20)), false)),
+		post("huge label", jsonType, rawBody(s.with("huge-label", "metadata.labels", map[string]any{"a": huge(1 << 20)}), false)),
+		post("huge annotation", jsonType, rawBody(s.with("huge-annotation", "metadata.annotations", map[string]any{"a": huge(2 << 20)}), false)),
+		post("annotation just under etcd's limit", jsonType, rawBody(s.with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false)),
+		post("huge image", yamlType, rawBody(s.with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true)),
 		post("body of exactly 3 MiB", jsonType, pad("exactly-3mib", limit)),
 		post("body of 3 MiB and a byte", jsonType, pad("over-3mib", limit+1)),
 		post("body of 10 MiB", jsonType, pad("ten-mib", 10<<20)),
 		post("3 MiB of whitespace", jsonType, bytes.Repeat([]byte(" "), limit)),
-		post("3 MiB yaml", yamlType, append(rawBody(vmiMap("yaml-3mib"), true), bytes.Repeat([]byte("# comment\n"), limit/10)...)),
+		post("3 MiB yaml", yamlType, append(rawBody(s.vmiMap("yaml-3mib"), true), bytes.Repeat([]byte("# comment\n"), limit/10)...)),
 		post("random bytes", jsonType, garbagePB),
 		post("random bytes as yaml", yamlType, garbagePB),
-		post("invalid utf-8 name", jsonType, rawBody(vmiMap("bad"+badUTF8), false)),
-		post("invalid utf-8 kernel args", jsonType, rawBody(with("utf8-args", "spec.domain.firmware.kernelBoot.kernelArgs", badUTF8), false)),
-		post("invalid utf-8 key", jsonType, rawBody(with("utf8-key", "spec."+badUTF8, 1), false)),
-		post("invalid utf-8 label", yamlType, rawBody(with("utf8-label", "metadata.labels", map[string]any{badUTF8: badUTF8}), true)),
+		post("invalid utf-8 name", jsonType, rawBody(s.vmiMap("bad"+badUTF8), false)),
+		post("invalid utf-8 kernel args", jsonType, rawBody(s.with("utf8-args", "spec.domain.firmware.kernelBoot.kernelArgs", badUTF8), false)),
+		post("invalid utf-8 key", jsonType, rawBody(s.with("utf8-key", "spec."+badUTF8, 1), false)),
+		post("invalid utf-8 label", yamlType, rawBody(s.with("utf8-label", "metadata.labels", map[string]any{badUTF8: badUTF8}), true)),
 		post("utf-16", "application/json; charset=utf-16", []byte("\xff\xfe{\x00}\x00")),
 		dup("duplicate keys", ""),
 		dup("duplicate keys strict", "fieldValidation=Strict"),
 		dup("duplicate keys warn", "fieldValidation=Warn"),
-		post("duplicate keys yaml", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: a\n  name: b\nspec: {}\nspec: {}\n")),
+		post("duplicate keys yaml", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  Name: a\n  Name: b\nspec: {}\nspec: {}\n")),
 		post("many disks all boot order 1", jsonType, rawBody(manyDisks("many-disks", 20000), false)),
 		post("too many disks for the limit", jsonType, rawBody(manyDisks("too-many-disks", 100000), false)),
 		post("many labels", jsonType, rawBody(manyLabels, false)),
 		post("xml", "application/xml", []byte("<vmi/>")),
-		post("no content type", "", rawBody(vmiMap("no-content-type"), false)),
-		post("unknown charset", "application/json; charset=bogus", rawBody(vmiMap("charset"), false)),
-		post("apply type on create", applyType, rawBody(vmiMap("apply-create"), false)),
+		post("no content type", "", rawBody(s.vmiMap("no-content-type"), false)),
+		post("unknown charset", "application/json; charset=bogus", rawBody(s.vmiMap("charset"), false)),
+		post("apply type on create", applyType, rawBody(s.vmiMap("apply-create"), false)),
 		post("protobuf garbage", protobufType, garbagePB),
 		post("protobuf magic then garbage", protobufType, append([]byte("k8s\x00"), garbagePB...)),
 		post("protobuf magic and a huge length", protobufType, []byte("k8s\x00\x0a\xff\xff\xff\xff\x0f\x0a")),
 		post("protobuf magic and nothing", protobufType, []byte("k8s\x00")),
-		post("protobuf json body", protobufType, rawBody(vmiMap("pb-json"), false)),
-		{name: "unknown field validation", method: http.MethodPost, contentType: jsonType, query: "fieldValidation=Bogus", body: fixed(rawBody(vmiMap("field-validation"), false))},
-		{name: "huge field manager", method: http.MethodPost, contentType: jsonType, query: "fieldManager=" + huge(200), body: fixed(rawBody(vmiMap("manager"), false))},
-		{name: "dry run garbage", method: http.MethodPost, contentType: jsonType, query: "dryRun=Maybe", body: fixed(rawBody(vmiMap("dry-run"), false))},
-		{name: "dry run of a huge object", method: http.MethodPost, contentType: jsonType, query: "dryRun=All",
-			body: fixed(rawBody(with("dry-huge", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false))},
-		post("wrong namespace", jsonType, rawBody(with("wrong-ns", "metadata.namespace", "other"), false)),
-		post("generate name only, huge", jsonType, rawBody(with("", "metadata.generateName", huge(300)), false)),
-		post("resource version on create", jsonType, rawBody(with("rv", "metadata.resourceVersion", "abc"), false)),
-		post("deletion timestamp on create", jsonType, rawBody(with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
-		post("garbage creation timestamp", jsonType, rawBody(with("created", "metadata.creationTimestamp", "yesterday"), false)),
-		post("garbage owner reference", jsonType, rawBody(with("owned", "metadata.ownerReferences", []any{map[string]any{"uid": badUTF8, "controller": "yes"}}), false)),
-		post("garbage managed fields", jsonType, rawBody(with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
+		post("protobuf json body", protobufType, rawBody(s.vmiMap("pb-json"), false)),
+		{Name: "unknown field validation", Method: http.MethodPost, ContentType: jsonType, Query: "fieldValidation=Bogus", Body: fixed(rawBody(s.vmiMap("field-validation"), false))},
+		{Name: "huge field manager", Method: http.MethodPost, ContentType: jsonType, Query: "fieldManager=" + huge(200), Body: fixed(rawBody(s.vmiMap("manager"), false))},
+		{Name: "dry run garbage", Method: http.MethodPost, ContentType: jsonType, Query: "dryRun=Maybe", Body: fixed(rawBody(s.vmiMap("dry-run"), false))},
+		{Name: "dry run of a huge object", Method: http.MethodPost, ContentType: jsonType, Query: "dryRun=All",
+			Body: fixed(rawBody(s.with("dry-huge", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false))},
+		post("wrong namespace", jsonType, rawBody(s.with("wrong-ns", "metadata.namespace", "other"), false)),
+		post("generate name only, huge", jsonType, rawBody(s.with("", "metadata.generateName", huge(300)), false)),
+		post("resource version on create", jsonType, rawBody(s.with("rv", "metadata.resourceVersion", "abc"), false)),
+		post("deletion timestamp on create", jsonType, rawBody(s.with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
+		post("garbage creation timestamp", jsonType, rawBody(s.with("created", "metadata.creationTimestamp", "yesterday"), false)),
+		post("garbage owner reference", jsonType, rawBody(s.with("owned", "metadata.ownerReferences", []any{map[string]any{"uid": badUTF8, "controller": "yes"}}), false)),
+		post("garbage managed fields", jsonType, rawBody(s.with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
 			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"k:{bad": map[string]any{}}}}}), false)),
-		post("status on create", jsonType, rawBody(with("status", "status", map[string]any{"phase": "Bogus", "conditions": nestedList(50)}), false)),
+		post("status on create", jsonType, rawBody(s.with("status", "status", map[string]any{"phase": "Bogus", "conditions": nestedList(50)}), false)),
 	}
 	for _, n := range []struct{ path, value string }{
 		{"spec.domain.cpu.cores", "1e400"}, {"spec.domain.cpu.cores", "18446744073709551616"}, {"spec.domain.cpu.cores", "-1"},
@@ -147,10 +147,10 @@ func nastyInputs() []badInput {
 		{"spec.domain.resources.limits.memory", `"1e-1000"`},
 		{"spec.domain.memory.hugepages.pageSize", `"1e18"`},
 	} {
-		b := rawBody(with(fmt.Sprintf("num-%d", len(cases)), n.path, rawNumber(n.value)), false)
+		b := rawBody(s.with(fmt.Sprintf("num-%d", len(cases)), n.path, rawNumber(n.value)), false)
 		cases = append(cases, post("number "+n.path+"="+n.value, jsonType, b))
 	}
-	return append(cases, nastyWrites(limit)...)
+	return append(cases, s.nastyWrites(limit)...)
 }
 
 func rawNumber(v string) any {
@@ -161,16 +161,16 @@ func rawNumber(v string) any {
 }
 
 // nastyWrites are hand-written PUTs and patches of the target.
-func nastyWrites(limit int) []badInput {
-	put := func(name, sub string, edit func(m map[string]any)) badInput {
-		return badInput{name: name, method: http.MethodPut, sub: sub, contentType: jsonType, body: func(cur map[string]any) []byte {
+func (s Set) nastyWrites(limit int) []Input {
+	put := func(name, sub string, edit func(m map[string]any)) Input {
+		return Input{Name: name, Method: http.MethodPut, Sub: sub, ContentType: jsonType, Body: func(cur map[string]any) []byte {
 			m := deepCopy(cur).(map[string]any)
 			edit(m)
 			return rawBody(m, false)
 		}}
 	}
-	patch := func(name, contentType, query, body string) badInput {
-		return badInput{name: name, method: http.MethodPatch, sub: "/" + target, contentType: contentType, query: query, body: fixed([]byte(body))}
+	patch := func(name, contentType, query, body string) Input {
+		return Input{Name: name, Method: http.MethodPatch, Sub: "/" + target, ContentType: contentType, Query: query, Body: fixed([]byte(body))}
 	}
 	copyBomb := `[{"op":"add","path":"/metadata/annotations","value":{"a":"` + strings.Repeat("b", 1000) + `"}}`
 	for i := range 40 {
@@ -178,7 +178,7 @@ func nastyWrites(limit int) []badInput {
 	}
 	copyBomb += "]"
 	manyOps := "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/kind","value":"VirtualMachineInstance"},`, 20000), ",") + "]"
-	return []badInput{
+	return []Input{
 		put("put huge kernel args", "/"+target, func(m map[string]any) {
 			set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384))
 		}),
@@ -229,26 +229,26 @@ func nastyWrites(limit int) []badInput {
 		patch("json patch remove root", jsonPatchTyp, "", `[{"op":"remove","path":""}]`),
 		patch("json patch replace root", jsonPatchTyp, "", `[{"op":"replace","path":"","value":[]}]`),
 		patch("apply garbage", applyType, "fieldManager=fuzz", "{{{"),
-		patch("apply without manager", applyType, "", string(rawBody(vmiMap(target), true))),
-		patch("apply wrong kind", applyType, "fieldManager=fuzz&force=true", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: target\n"),
-		patch("apply numbers out of range", applyType, "fieldManager=fuzz&force=true", string(rawBody(with(target, "spec.domain.cpu.cores", jsonNumber("1e400")), true))),
-		patch("apply deep", applyType, "fieldManager=fuzz", "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: target\nspec: "+strings.Repeat("[", 100000)),
+		patch("apply without manager", applyType, "", string(rawBody(s.vmiMap(target), true))),
+		patch("apply wrong kind", applyType, "fieldManager=fuzz&force=true", "apiVersion: v1\nkind: Pod\nmetadata:\n  Name: target\n"),
+		patch("apply numbers out of range", applyType, "fieldManager=fuzz&force=true", string(rawBody(s.with(target, "spec.domain.cpu.cores", jsonNumber("1e400")), true))),
+		patch("apply deep", applyType, "fieldManager=fuzz", "apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  Name: target\nspec: "+strings.Repeat("[", 100000)),
 		patch("unknown patch type", "application/bogus-patch+json", "", "{}"),
 	}
 }
 
-// randomInputs are n seeded random variations of a valid VMI, posted as
-// JSON and YAML, put to the target and its status, and patched into it in
-// every patch type.
-func randomInputs(r *rand.Rand, n int) []badInput {
-	var cases []badInput
+// Random are n seeded random variations of the valid VMI, posted as JSON
+// and YAML, put to the target and its status, and patched into it in every
+// patch type.
+func (s Set) Random(r *rand.Rand, n int) []Input {
+	var cases []Input
 	for i := range n {
 		name := fmt.Sprintf("random %d", i)
 		seed := r.Uint64()
 		rr := rand.New(rand.NewPCG(seed, uint64(i)))
 		switch kind := i % 10; kind {
 		case 0, 1, 2, 3:
-			m := vmiMap(fmt.Sprintf("random-%d", i))
+			m := s.vmiMap(fmt.Sprintf("random-%d", i))
 			v := any(m)
 			for range 1 + rr.IntN(4) {
 				v = mutate(rr, v)
@@ -268,8 +268,8 @@ func randomInputs(r *rand.Rand, n int) []badInput {
 			if kind == 5 {
 				sub += "/status"
 			}
-			cases = append(cases, badInput{name: name + " put " + sub, method: http.MethodPut, sub: sub, contentType: jsonType,
-				body: func(cur map[string]any) []byte {
+			cases = append(cases, Input{Name: name + " put " + sub, Method: http.MethodPut, Sub: sub, ContentType: jsonType,
+				Body: func(cur map[string]any) []byte {
 					var v any = deepCopy(cur)
 					if kind == 5 && rr.IntN(2) == 0 {
 						m := v.(map[string]any)
@@ -281,21 +281,21 @@ func randomInputs(r *rand.Rand, n int) []badInput {
 				}})
 		case 6, 7:
 			ct := []string{mergeType, strategicTyp}[kind-6]
-			cases = append(cases, badInput{name: name + " patch " + ct, method: http.MethodPatch, sub: "/" + target, contentType: ct,
-				body: func(cur map[string]any) []byte { return rawBody(mergePatch(rr, cur), false) }})
+			cases = append(cases, Input{Name: name + " patch " + ct, Method: http.MethodPatch, Sub: "/" + target, ContentType: ct,
+				Body: func(cur map[string]any) []byte { return rawBody(mergePatch(rr, cur), false) }})
 		case 8:
-			cases = append(cases, badInput{name: name + " json patch", method: http.MethodPatch, sub: "/" + target, contentType: jsonPatchTyp,
-				body: func(cur map[string]any) []byte { return rawBody(jsonPatch(rr, cur), false) }})
+			cases = append(cases, Input{Name: name + " json patch", Method: http.MethodPatch, Sub: "/" + target, ContentType: jsonPatchTyp,
+				Body: func(cur map[string]any) []byte { return rawBody(jsonPatch(rr, cur), false) }})
 		case 9:
-			cases = append(cases, badInput{name: name + " apply", method: http.MethodPatch, sub: "/" + target, contentType: applyType,
-				query: "fieldManager=fuzz&force=true", body: func(cur map[string]any) []byte {
-					m := vmiMap(target)
+			cases = append(cases, Input{Name: name + " apply", Method: http.MethodPatch, Sub: "/" + target, ContentType: applyType,
+				Query: "fieldManager=fuzz&force=true", Body: func(cur map[string]any) []byte {
+					m := s.vmiMap(target)
 					maps.Copy(m, map[string]any{"spec": deepCopy(cur["spec"])})
 					return rawBody(mutate(rr, m), true)
 				}})
 		}
 		if i%17 == 0 {
-			cases = append(cases, post(name+" protobuf", protobufType, garble(rr, append([]byte("k8s\x00"), rawBody(vmiMap("pb"), false)...))))
+			cases = append(cases, post(name+" protobuf", protobufType, garble(rr, append([]byte("k8s\x00"), rawBody(s.vmiMap("pb"), false)...))))
 		}
 	}
 	return cases

@@ -1,4 +1,4 @@
-package apiserver
+package badinput
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Random bodies for TestBadInputNeverFailsTheServer. They start from a real
+// Random bodies. They start from a real
 // object (decoded as JSON into maps, numbers kept verbatim) so most of them
 // get past decoding and reach defaulting, validation and storage, where a
 // server is likelier to break than in the JSON parser.

@@ -1,0 +1,287 @@
+package badinput
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
+// Target names the VMI the PUT and PATCH cases aim at; it must exist
+// (Set.Target) before they are sent.
+const Target = "target"
+
+// target is Target for the cases' code.
+const target = Target
+
+const (
+	jsonType     = "application/json"
+	yamlType     = "application/yaml"
+	protobufType = "application/vnd.kubernetes.protobuf"
+	mergeType    = "application/merge-patch+json"
+	strategicTyp = "application/strategic-merge-patch+json"
+	jsonPatchTyp = "application/json-patch+json"
+	applyType    = "application/apply-patch+yaml"
+)
+
+// Input is one request a careless or hostile client sends.
+type Input struct {
+	Name        string
+	Method      string
+	Sub         string // after the collection's path: "", "/target" or "/target/status"
+	ContentType string
+	Query       string
+	// Body makes the body; cur is the target as the server holds it now
+	// (nil for POST), so a PUT can carry its resourceVersion.
+	Body func(cur map[string]any) []byte
+}
+
+// Set makes the cases for one namespace.
+type Set struct {
+	Namespace string
+}
+
+// Path is the VMI collection of the set's namespace.
+func (s Set) Path() string {
+	return "/apis/virtualization.kubevirt.io/v1/namespaces/" + s.Namespace + "/virtualmachineinstances"
+}
+
+// Target is the VMI to create before the cases are sent.
+func (s Set) Target() *virtv1.VirtualMachineInstance { return FullVMI(s.Namespace, Target) }
+
+// All is every case: the corpus of the repository at root, the nasty ones
+// and 300 random ones of a fixed seed.
+func (s Set) All(root string) ([]Input, error) {
+	corpus, err := s.Corpus(root)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(corpus, s.Nasty(), s.Random(rand.New(rand.NewPCG(1, 2)), 300)), nil
+}
+
+// FullVMI is the valid VMI the cases vary: one of each device, so an
+// invalid variant can break one thing.
+func FullVMI(namespace, name string) *virtv1.VirtualMachineInstance {
+	return &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{
+				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+				Firmware: &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{
+					KernelArgs: "console=ttyS0",
+					Container:  &virtv1.KernelBootContainer{Image: "localhost/virt-guest:dev", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.gz"},
+				}},
+				Devices: virtv1.Devices{
+					Disks: []virtv1.Disk{
+						{Name: "root", BootOrder: ptr.To(uint32(1))},
+						{Name: "scratch", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSATA}}},
+						{Name: "cloudinit"},
+					},
+					Interfaces: []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}},
+						Ports: []virtv1.Port{{Name: "ssh", Port: 22}}}},
+				},
+			},
+			Networks: []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}},
+			Volumes: []virtv1.Volume{
+				{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "localhost/virt-guest-disk:dev"}}},
+				{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}},
+				{Name: "cloudinit", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+			},
+		},
+	}
+}
+
+// Corpus is the fuzzer's seeds of the repository at root (and the entries
+// `go test -fuzz` saved, if any), each posted as JSON-ish YAML and as JSON
+// (a VM among them is a wrong kind there).
+func (s Set) Corpus(root string) ([]Input, error) {
+	files, err := filepath.Glob(filepath.Join(root, "apis", "virtualization", "v1", "testdata", "kubevirt", "*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no fuzz corpus below %s: %v", root, err)
+	}
+	saved, _ := filepath.Glob(filepath.Join(root, "apis", "virtualization", "validation", "testdata", "fuzz", "*", "*"))
+	var cases []Input
+	for _, f := range slices.Concat(files, saved) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(string(data), "go test fuzz v1\n") {
+			lit := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(string(data), "go test fuzz v1\n")), "[]byte("), ")")
+			s, err := strconv.Unquote(lit)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			data = []byte(s)
+		}
+		name := filepath.Base(f)
+		cases = append(cases, post("corpus "+name+" as YAML", yamlType, data), post("corpus "+name+" as JSON", jsonType, data))
+	}
+	return cases, nil
+}
+
+// Answer is how the server answered one case.
+type Answer struct {
+	Code int
+	// Body is the answer's first 64 KiB; Sent is the request's body.
+	Body, Sent []byte
+}
+
+// Send sends one case to the server at host through hc: first a GET of the
+// target for a case that needs it, then the case. The error is a
+// transport error (no answer), or the target's GET failing.
+func (s Set) Send(ctx context.Context, hc *http.Client, host string, c Input) (Answer, error) {
+	var cur map[string]any
+	if c.Method != http.MethodPost {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+s.Path()+"/"+Target, nil)
+		if err != nil {
+			return Answer{}, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return Answer{}, fmt.Errorf("get the target: %w", err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return Answer{}, fmt.Errorf("get the target: %d %v %s", resp.StatusCode, err, Truncate(data))
+		}
+		cur = decodeMap(data)
+	}
+	a := Answer{Sent: c.Body(cur)}
+	url := host + s.Path() + c.Sub
+	if c.Query != "" {
+		url += "?" + c.Query
+	}
+	req, err := http.NewRequestWithContext(ctx, c.Method, url, bytes.NewReader(a.Sent))
+	if err != nil {
+		return a, err
+	}
+	if c.ContentType != "" {
+		req.Header.Set("Content-Type", c.ContentType)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return a, err
+	}
+	defer resp.Body.Close()
+	a.Code = resp.StatusCode
+	a.Body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return a, nil
+}
+
+// Acceptable reports whether code is a right answer to c: taken, or
+// refused as the client's fault (400, 413, 415, 422; 409 where a PUT or
+// patch races the resourceVersion).
+func Acceptable(c Input, code int) bool {
+	switch {
+	case code >= 200 && code < 300:
+		return true
+	case code == http.StatusBadRequest, code == http.StatusRequestEntityTooLarge,
+		code == http.StatusUnsupportedMediaType, code == http.StatusUnprocessableEntity:
+		return true
+	case code == http.StatusConflict:
+		return c.Method != http.MethodPost
+	}
+	return false
+}
+
+// Failures of k8s.io/apiserver and k8s.io/apimachinery themselves, not of
+// this server's code: each is pinned to its request and its message so
+// anything else still fails.
+//
+//   - server-side apply answers 500 when the applied object does not fit the
+//     schema ("failed to create typed patch object": the handler returns
+//     the structured-merge-diff error unwrapped);
+//   - strategicpatch panics on a $setElementOrder list holding objects
+//     (partitionPrimitivesByPresentInList hashes them), and evanphx/json-patch
+//     v4 on a replace of the root without a value; the handler's finisher
+//     re-panics and the client sees its HTTP/2 stream reset.
+
+// KnownUpstream5xx reports whether a 5xx answer is server-side apply's.
+func KnownUpstream5xx(c Input, code int, answer []byte) bool {
+	return code == http.StatusInternalServerError && c.ContentType == applyType &&
+		bytes.Contains(answer, []byte("failed to create typed patch object"))
+}
+
+// KnownUpstreamPanicCase reports whether c is a patch of the kinds that make
+// the upstream patch code panic.
+func KnownUpstreamPanicCase(c Input) bool {
+	return c.Method == http.MethodPatch && (c.ContentType == strategicTyp || c.ContentType == jsonPatchTyp)
+}
+
+// KnownUpstreamReset reports whether a transport error is the stream reset
+// of an upstream panic.
+func KnownUpstreamReset(c Input, err error) bool {
+	return KnownUpstreamPanicCase(c) && strings.Contains(err.Error(), "INTERNAL_ERROR")
+}
+
+// KnownUpstreamPanic reports whether a panic's stack is one of the upstream
+// patch code's.
+func KnownUpstreamPanic(stack string) bool {
+	return strings.Contains(stack, "k8s.io/apimachinery/pkg/util/strategicpatch.partitionPrimitivesByPresentInList") ||
+		strings.Contains(stack, "evanphx/json-patch%2ev4.Patch.replace")
+}
+
+// Describe names a case for a log or report line.
+func Describe(c Input) string {
+	return fmt.Sprintf("%s: %s %s (%s)", c.Name, c.Method, c.Sub, c.ContentType)
+}
+
+// Truncate prints the start of a body.
+func Truncate(b []byte) string {
+	const n = 300
+	if len(b) > n {
+		return fmt.Sprintf("%q... (%d bytes)", b[:n], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func fixed(b []byte) func(map[string]any) []byte { return func(map[string]any) []byte { return b } }
+
+func post(name, contentType string, body []byte) Input {
+	return Input{Name: name, Method: http.MethodPost, ContentType: contentType, Body: fixed(body)}
+}
+
+// vmiMap is the valid VMI, named, in the set's namespace, as maps.
+func (s Set) vmiMap(name string) map[string]any {
+	m := toMap(FullVMI(s.Namespace, name))
+	m["apiVersion"], m["kind"] = "virtualization.kubevirt.io/v1", "VirtualMachineInstance"
+	delete(m, "status")
+	return m
+}
+
+// with is the valid VMI with value set at the dotted path.
+func (s Set) with(name, path string, value any) map[string]any {
+	m := s.vmiMap(name)
+	set(m, path, value)
+	return m
+}
+
+func set(m map[string]any, path string, value any) {
+	keys := strings.Split(path, ".")
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = value
+}
