@@ -126,8 +126,12 @@ evictionHard:
   nodefs.available: 1%
   nodefs.inodesFree: 1%
   imagefs.available: 1%
-# Pods get no resolver: there is no cluster DNS, and the host's nameserver
-# is outside the ranges pods may talk to.
+# Pods resolve through the cluster DNS (dns.sh, Service kube-dns), which
+# answers for cluster.local only. The host's resolv.conf is never handed
+# on (not even to dnsPolicy Default pods, which get an empty one): its
+# nameserver is outside the ranges pods may talk to.
+clusterDNS: [198.19.0.10]
+clusterDomain: cluster.local
 resolvConf: ""
 podLogsDir: ${VIRT_STATE}/pod-logs
 serializeImagePulls: false

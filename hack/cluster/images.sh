@@ -23,6 +23,7 @@
 #   local-path-provisioner, local-path-helper
 #                          the cluster's storage provisioner and its helper
 #                          pods' busybox (local-path-images.sh)
+#   coredns                the cluster's DNS, static (hack/build-coredns.sh)
 set -o errexit -o nounset -o pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 source "${here}/lib.sh"
@@ -186,6 +187,9 @@ fi
 
 source "${here}/guest-images.sh"
 source "${here}/local-path-images.sh"
+# The cluster's DNS (dns.sh).
+coredns_bin="$("${ROOT}/hack/build-coredns.sh")"
+image coredns "" -- --add "/usr/bin/coredns=${coredns_bin}:0755" --entrypoint /usr/bin/coredns
 
 if [ "${import}" = 1 ]; then
   printf '%s\n' "${tags_out[@]}" | write_file "${VIRT_STATE}/images.tags" || true

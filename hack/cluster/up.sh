@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Brings up the local single-node Kubernetes and deploys the platform into
 # it: etcd, kube-apiserver (with the aggregation layer), kube-controller-
-# manager, kube-scheduler, containerd, kubelet, kube-proxy, the storage
-# provisioner (local-path.sh), then the platform's images and artifacts/.
+# manager, kube-scheduler, containerd, kubelet, kube-proxy, the cluster DNS
+# (dns.sh), the storage provisioner (local-path.sh), then the platform's
+# images and artifacts/.
 # Idempotent: what runs healthy with its current configuration is left
 # alone, so a second run is a quick check.
 # Prints the KUBECONFIG to use. Needs root.
@@ -146,6 +147,10 @@ wait_for kubelet 60 node_ready
 
 ensure kube-proxy "$(changed kube_proxy_config)" 30 kube_proxy_healthy \
   "${KUBE_BIN}/kube-proxy" --config="${CONFIG_DIR}/kube-proxy.yaml"
+
+# The cluster's DNS, Service kube-dns at the kubelet's clusterDNS
+# (docs/cluster.md), before anything that looks up a Service by name.
+"${here}/dns.sh"
 
 # The cluster's storage before the platform: the default StorageClass
 # local-path (docs/cluster.md).
