@@ -92,7 +92,17 @@ start_daemon() {
   shift 2
   mkdir -p "${RUN_DIR}" "${LOG_DIR}"
   printf '\n==== %s start: %s %s\n' "$(date -Is)" "${bin}" "$*" >>"${LOG_DIR}/${name}.log"
-  setsid "${bin}" "$@" </dev/null >>"${LOG_DIR}/${name}.log" 2>&1 9>&- &
+  # Every inherited descriptor beyond stdio is closed, the state lock (9)
+  # among them: a daemon must not hold on to a lock its starter held, such
+  # as the descriptor of `flock FILE make up`, which would keep FILE locked
+  # for as long as the daemon runs.
+  (
+    for fd in /proc/self/fd/*; do
+      fd="${fd##*/}"
+      if [ "${fd}" -gt 2 ]; then eval "exec ${fd}>&-"; fi
+    done
+    exec setsid "${bin}" "$@" </dev/null >>"${LOG_DIR}/${name}.log" 2>&1
+  ) &
   local pid=$!
   # setsid execs in place (the background job is not a group leader), so
   # $! is the daemon itself; wait until the exec happened before recording.
