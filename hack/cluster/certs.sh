@@ -92,6 +92,27 @@ cert virt-apiserver virt-apiserver-ca "/CN=virt-apiserver.virt-system.svc" serve
 cert virt-handler virt-handler-ca "/CN=virt-handler" serverAuth "DNS:virt-handler"
 cert virt-apiserver-handler-client virt-handler-ca "/CN=virt-apiserver" clientAuth
 
+# The etcd cluster of the HA mode (artifacts/etcd, docs/cluster.md "HA
+# mode") has a CA of its own: it signs only the members' certificate and
+# etcd's clients, and etcd trusts nothing else on either port.
+# One certificate serves every member, as server and as peer client: the
+# members are pods of one template, so they mount one Secret and
+# per-member keys would sit in every member's pod anyway; the wildcard lets
+# the StatefulSet grow without a new certificate. The headless Service's
+# own name is there for etcd's check of a peer's client certificate, which
+# resolves the certificate's names to find the peer's address (it resolves
+# to every member, ready or not); the CN is the one name etcd accepts as a
+# peer (--peer-cert-allowed-cn), so etcd's clients cannot act as members.
+ca virt-etcd-ca "virt-etcd-ca"
+etcd_names="DNS:*.virt-etcd.virt-system.svc,DNS:*.virt-etcd.virt-system.svc.cluster.local"
+etcd_names+=",DNS:virt-etcd.virt-system.svc,DNS:virt-etcd.virt-system.svc.cluster.local"
+etcd_names+=",DNS:virt-etcd-client.virt-system.svc,DNS:virt-etcd-client.virt-system.svc.cluster.local"
+cert virt-etcd virt-etcd-ca "/CN=virt-etcd" serverAuth,clientAuth "${etcd_names},DNS:localhost,IP:127.0.0.1"
+cert virt-apiserver-etcd-client virt-etcd-ca "/CN=virt-apiserver" clientAuth
+# An operator's etcdctl on this machine (and the e2e tests): never in the
+# cluster.
+cert virt-etcd-admin virt-etcd-ca "/CN=virt-etcd-admin" clientAuth
+
 # Service-account token signing key pair.
 if [ ! -s "${PKI}/sa.pub" ]; then
   key "${PKI}/sa.key"

@@ -165,6 +165,8 @@ log "Kubernetes ${KUBE_VERSION} is up ($(($(date +%s) - t0))s); deploying the pl
 log "installing virtctl and kubectl-virt into ${KUBE_BIN}"
 (cd "${ROOT}" && CGO_ENABLED=0 go build -o "${KUBE_BIN}/virtctl" ./cmd/virtctl)
 ln -sfn virtctl "${KUBE_BIN}/kubectl-virt"
+# etcdctl and etcdutl of the HA mode's etcd (docs/cluster.md "HA mode").
+"${ROOT}/hack/build-etcd.sh" --install "${KUBE_BIN}" >/dev/null
 
 log "cluster ready in $(($(date +%s) - t0))s. Use it with:"
 echo "export KUBECONFIG=${ADMIN_KUBECONFIG}"
