@@ -9,7 +9,7 @@ TEST_TIMEOUT ?= 60m
 FUZZTIME ?= 30s
 
 .PHONY: all deps generate verify verify-codegen verify-gofmt vet build test test-unit \
-	test-integration test-e2e test-fuzz up down images bench clean
+	test-integration test-e2e test-reliability test-fuzz up down images bench clean
 
 all: build
 
@@ -42,8 +42,12 @@ build: deps
 	mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: unit, fuzz, integration and end-to-end tests
-test: test-unit test-fuzz test-integration test-e2e
+## test: unit, fuzz, integration, end-to-end and reliability tests
+test: test-unit test-fuzz test-integration test-e2e test-reliability
+# The suite's figures from `make test` are a by-product: the committed ones
+# in docs/ come from `make test-reliability`.
+test: RELIABILITY_REPORT = _output/reliability.md
+test: RELIABILITY_COMMAND = make test
 
 test-unit: deps
 	$(GO) test $$($(GO) list ./... | grep -v '/test/')
@@ -62,11 +66,23 @@ test-integration: deps
 test-e2e: deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/...
 
+## test-reliability: the fault-injection suite on the local cluster (about
+## 15 min on 2 cores); writes its figures to RELIABILITY_REPORT. The API
+## storm's size: RELIABILITY_STORM_CLIENTS, _BEFORE, _AFTER (test/reliability)
+RELIABILITY_REPORT ?= docs/reliability.md
+RELIABILITY_COMMAND ?= make test-reliability
+test-reliability: deps
+	mkdir -p $(dir $(abspath $(RELIABILITY_REPORT)))
+	RELIABILITY_REPORT=$(abspath $(RELIABILITY_REPORT)) RELIABILITY_COMMAND="$(RELIABILITY_COMMAND)" \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/reliability/...
+
 ## up: a local single-node Kubernetes with the platform deployed into it and
 ## an example VM booted (idempotent; prints the KUBECONFIG to use and what to
-## try; docs/getting-started.md)
+## try; docs/getting-started.md). HA=1 switches the platform to its HA mode
+## (an etcd cluster, two virt-apiserver replicas), HA=0 back; without HA
+## the current mode stays (docs/cluster.md "HA mode")
 up: deps
-	hack/cluster/up.sh
+	$(if $(HA),VIRT_HA=$(HA)) hack/cluster/up.sh
 	hack/cluster/example.sh
 
 ## down: stop the local cluster and undo its changes to the host; PURGE=1

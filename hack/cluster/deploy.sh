@@ -7,8 +7,25 @@
 # applies it with kubectl apply -k, and waits until the workloads rolled out
 # and the APIService is Available. Components whose image was not built
 # (their cmd/ has not landed yet) are left out, their RBAC is not.
+#
+# The platform's mode (lib.sh platform_mode; `make up HA=1`, docs/cluster.md
+# "HA mode"): embedded deploys overlays/local; ha deploys overlays/ha (the
+# etcd cluster with the Secrets of its CA, two virt-apiserver replicas on
+# it) and waits for three healthy members too. Going back to embedded
+# deletes what only the HA mode has, except the etcd members' claims: the
+# HA store is there again on the next switch. Each mode has its own store.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+mode="$(platform_mode)"
+previous="$(cat "${PLATFORM_MODE_FILE}" 2>/dev/null || echo embedded)"
+overlay=local
+[ "${mode}" = ha ] && overlay=ha
+# What overlays/ha adds to overlays/local besides its Secrets (labelled
+# virtualization.kubevirt.io/mode=ha); the StatefulSet's claims stay.
+HA_ONLY=(statefulset/virt-etcd service/virt-etcd service/virt-etcd-client
+  poddisruptionbudget/virt-etcd poddisruptionbudget/virt-apiserver)
+ETCD_MEMBERS=(virt-etcd-0 virt-etcd-1 virt-etcd-2)
 
 DEPLOY="${VIRT_STATE}/deploy"
 mkdir -p "${DEPLOY}"
@@ -21,6 +38,16 @@ for f in virt-handler-ca.crt virt-handler.crt virt-handler.key \
   virt-apiserver-handler-client.crt virt-apiserver-handler-client.key; do
   install -m 600 "${PKI}/${f}" "${DEPLOY}/guest-access/${f}"
 done
+# The HA mode's etcd CA, the members' certificate and virt-apiserver's
+# client certificate (certs.sh makes them in either mode).
+rm -rf "${DEPLOY}/etcd"
+if [ "${mode}" = ha ]; then
+  mkdir -p "${DEPLOY}/etcd"
+  for f in virt-etcd-ca.crt virt-etcd.crt virt-etcd.key \
+    virt-apiserver-etcd-client.crt virt-apiserver-etcd-client.key; do
+    install -m 600 "${PKI}/${f}" "${DEPLOY}/etcd/${f}"
+  done
+fi
 
 # tag_of NAME prints the content tag images.sh imported NAME under.
 tag_of() {
@@ -35,7 +62,7 @@ apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   # kustomize takes only relative paths to other kustomizations.
-  - $(realpath --relative-to="${DEPLOY}" "${ROOT}/artifacts/overlays/local")
+  - $(realpath --relative-to="${DEPLOY}" "${ROOT}/artifacts/overlays/${overlay}")
 secretGenerator:
   - name: virt-apiserver-tls
     namespace: virt-system
@@ -55,23 +82,50 @@ secretGenerator:
       - ca.crt=guest-access/virt-handler-ca.crt
       - tls.crt=guest-access/virt-apiserver-handler-client.crt
       - tls.key=guest-access/virt-apiserver-handler-client.key
-images:
 EOF
+  if [ "${mode}" = ha ]; then
+    cat <<EOF
+  - name: virt-etcd-tls
+    namespace: virt-system
+    type: kubernetes.io/tls
+    options: {labels: {virtualization.kubevirt.io/mode: ha}}
+    files: [ca.crt=etcd/virt-etcd-ca.crt, tls.crt=etcd/virt-etcd.crt, tls.key=etcd/virt-etcd.key]
+  - name: virt-apiserver-etcd-client-tls
+    namespace: virt-system
+    type: kubernetes.io/tls
+    options: {labels: {virtualization.kubevirt.io/mode: ha}}
+    files:
+      - ca.crt=etcd/virt-etcd-ca.crt
+      - tls.crt=etcd/virt-apiserver-etcd-client.crt
+      - tls.key=etcd/virt-apiserver-etcd-client.key
+EOF
+  fi
+  echo "images:"
   for w in "${workloads[@]}"; do
     n="${w#*:}"
     t="$(tag_of "${n}")"
     [ -n "${t}" ] && echo "  - {name: localhost/${n}, newTag: \"${t}\"}"
   done
+  t="$(tag_of virt-etcd)"
+  if [ "${mode}" = ha ] && [ -n "${t}" ]; then
+    echo "  - {name: localhost/virt-etcd, newTag: \"${t}\"}"
+  fi
   cat <<EOF
 patches:
   - target: {kind: APIService, name: v1.virtualization.kubevirt.io}
     patch: |
       - {op: add, path: /spec/caBundle, value: $(base64 -w0 "${PKI}/virt-apiserver-ca.crt")}
+EOF
+  if [ "${mode}" = embedded ]; then
+    cat <<EOF
   - patch: |
       apiVersion: apps/v1
       kind: Deployment
       metadata: {name: virt-apiserver, namespace: virt-system}
       spec: {template: {spec: {volumes: [{name: data, hostPath: {path: ${VIRT_APISERVER_DATA}}}]}}}
+EOF
+  fi
+  cat <<EOF
   - patch: |
       apiVersion: apps/v1
       kind: DaemonSet
@@ -113,9 +167,54 @@ EOF
   fi
 } | write_file "${DEPLOY}/kustomization.yaml" || true
 
+# etcd_healthy_members prints how many members etcdctl finds healthy, asked
+# from inside the first member: through the headless Service's names, TLS
+# and the etcd CA, as virt-apiserver reaches them.
+etcd_healthy_members() {
+  local endpoints="" m
+  for m in "${ETCD_MEMBERS[@]}"; do endpoints+="${endpoints:+,}https://${m}.virt-etcd.virt-system.svc:2379"; done
+  kubectl -n virt-system exec virt-etcd-0 -c etcd -- etcdctl --endpoints="${endpoints}" \
+    --cacert=/etc/etcd/tls/ca.crt --cert=/etc/etcd/tls/tls.crt --key=/etc/etcd/tls/tls.key \
+    --command-timeout=5s endpoint health 2>&1 | grep -c ' is healthy: ' || true
+}
+
 t0=$(date +%s)
+# The VMIs of one store are not in the other: after a switch their launcher
+# pods' owner is gone, and the garbage collector deletes them, guests and
+# all (the VMIs stay in their store, and end Failed when it is back).
+if [ "${previous}" != "${mode}" ]; then
+  guests="$(kubectl get pods -A -l "virtualization.kubevirt.io/component=virt-launcher" \
+    -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {end}')"
+  [ -z "${guests}" ] ||
+    log "the switch to the ${mode} mode stops the guests of the ${previous} store: ${guests% }"
+fi
+# A switch stops every replica of the old mode before one of the new starts:
+# a rolling switch would answer from both stores for a while, and what was
+# written to the old one then would be gone from the new.
+if [ "${previous}" != "${mode}" ] && [ -n "$(kubectl -n virt-system get deployment virt-apiserver -o name --ignore-not-found)" ]; then
+  log "switching the platform from the ${previous} to the ${mode} mode: stopping virt-apiserver first"
+  kubectl -n virt-system scale deployment/virt-apiserver --replicas=0 >/dev/null
+  sel=virtualization.kubevirt.io/component=virt-apiserver
+  # wait fails when nothing matches, which is what it waits for.
+  kubectl -n virt-system wait --for=delete pod -l "${sel}" --timeout=120s >/dev/null 2>&1 ||
+    [ -z "$(kubectl -n virt-system get pods -l "${sel}" -o name)" ] ||
+    die "deploy: virt-apiserver's pods did not stop within 120s"
+fi
+echo "${mode}" | write_file "${PLATFORM_MODE_FILE}" || true
 out="$(kubectl apply -k "${DEPLOY}" 2>&1)" || die "deploy: kubectl apply -k ${DEPLOY} failed: ${out}"
 grep -v ' unchanged$' <<<"${out}" >&2 || true
+if [ "${mode}" = ha ]; then
+  # The members first: virt-apiserver's replicas are ready only with them.
+  kubectl -n virt-system rollout status statefulset/virt-etcd --timeout=300s >/dev/null ||
+    die "deploy: the etcd cluster did not come up; kubectl -n virt-system describe pods -l virtualization.kubevirt.io/component=virt-etcd"
+  deadline=$(($(date +%s) + 60))
+  until [ "$(etcd_healthy_members)" = "${#ETCD_MEMBERS[@]}" ]; do
+    [ "$(date +%s)" -lt "${deadline}" ] ||
+      die "deploy: not all ${#ETCD_MEMBERS[@]} etcd members healthy after 60s"
+    sleep 1
+  done
+  log "etcd cluster: ${#ETCD_MEMBERS[@]} members healthy ($(($(date +%s) - t0))s)"
+fi
 for w in "${workloads[@]}"; do
   n="${w#*:}"
   [ -n "$(tag_of "${n}")" ] || continue
@@ -123,7 +222,18 @@ for w in "${workloads[@]}"; do
     die "deploy: ${n} did not roll out; kubectl -n virt-system describe pods; logs under ${KUBELET_ROOT}/../pod-logs"
 done
 if [ -n "$(tag_of virt-apiserver)" ]; then
+  if [ "${mode}" = ha ]; then
+    kubectl -n virt-system wait --for=jsonpath='{.status.readyReplicas}'=2 deployment/virt-apiserver --timeout=60s >/dev/null ||
+      die "deploy: virt-apiserver has not 2 ready replicas"
+  fi
   kubectl wait --for=condition=Available apiservice/v1.virtualization.kubevirt.io --timeout=60s >/dev/null ||
     die "deploy: APIService v1.virtualization.kubevirt.io not Available: $(kubectl get apiservice v1.virtualization.kubevirt.io -o jsonpath='{.status.conditions[0].message}')"
 fi
-log "platform deployed ($(($(date +%s) - t0))s)"
+if [ "${mode}" = embedded ]; then
+  # Foreground: done when the members' pods are gone. Their claims stay.
+  out="$(kubectl -n virt-system delete "${HA_ONLY[@]}" --ignore-not-found --cascade=foreground --timeout=120s 2>&1)" ||
+    die "deploy: deleting the HA mode's objects failed: ${out}"
+  [ -z "${out}" ] || log "left the HA mode: ${out//$'\n'/, }"
+  kubectl -n virt-system delete secret -l virtualization.kubevirt.io/mode=ha --ignore-not-found >/dev/null
+fi
+log "platform deployed in ${mode} mode ($(($(date +%s) - t0))s)"

@@ -33,6 +33,11 @@ CONTAINERD_SOCK="${RUN_DIR}/containerd.sock"
 KUBELET_ROOT="${VIRT_STATE}/kubelet"
 # Where virt-apiserver's embedded etcd keeps its data on this node.
 VIRT_APISERVER_DATA="${VIRT_STATE}/virt-apiserver"
+# Where the platform keeps its store (docs/cluster.md "HA mode"): "embedded"
+# (one virt-apiserver with its own etcd, the default) or "ha" (replicas on
+# an etcd cluster). VIRT_HA=1 or 0 (`make up HA=1`) chooses and deploy.sh
+# remembers the choice here, so a plain `make up` keeps the mode.
+PLATFORM_MODE_FILE="${VIRT_STATE}/platform-mode"
 
 # The sysctls the components change on the host: the kubelet's kernel
 # tunables, the bridge plugin's forwarding, kube-proxy's conntrack and
@@ -64,6 +69,16 @@ lock_state() {
     log "waiting for another up.sh or down.sh on ${VIRT_STATE}"
     flock -w 1800 9 || die "${VIRT_STATE} stayed locked for 30 min"
   fi
+}
+
+# platform_mode prints the mode VIRT_HA asks for, else the remembered one.
+platform_mode() {
+  case "${VIRT_HA:-}" in
+    1 | true) echo ha ;;
+    0 | false) echo embedded ;;
+    "") cat "${PLATFORM_MODE_FILE}" 2>/dev/null || echo embedded ;;
+    *) die "VIRT_HA (make up HA=...) must be 1 or 0, not ${VIRT_HA}" ;;
+  esac
 }
 
 kubectl() { "${KUBE_BIN}/kubectl" --kubeconfig "${ADMIN_KUBECONFIG}" "$@"; }

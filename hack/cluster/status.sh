@@ -25,5 +25,14 @@ check kube-scheduler scheduler_healthy
 check containerd containerd_healthy
 check kubelet kubelet_healthy
 check kube-proxy kube_proxy_healthy
+# The platform's mode is not a daemon: reported, never failing the status
+# (up.sh deploys whatever is missing).
+mode="$(VIRT_HA="" platform_mode)"
+if [ "${mode}" = ha ] && apiserver_ready; then
+  ready() { kubectl -n virt-system get "$1" -o jsonpath='{.status.readyReplicas}' 2>/dev/null || true; }
+  echo "platform: ha mode (etcd members ready: $(ready statefulset/virt-etcd)/3, virt-apiserver replicas ready: $(ready deployment/virt-apiserver)/2)"
+else
+  echo "platform: ${mode} mode"
+fi
 [ "${ok}" = 0 ] && echo "KUBECONFIG=${ADMIN_KUBECONFIG}"
 exit "${ok}"
