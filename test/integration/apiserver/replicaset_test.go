@@ -231,6 +231,31 @@ func TestReplicaSetAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("scale with the other patch types", func(t *testing.T) {
+		for _, p := range []struct {
+			typ  types.PatchType
+			body string
+			want int32
+		}{
+			{types.StrategicMergePatchType, `{"spec":{"replicas":5}}`, 5},
+			{types.JSONPatchType, `[{"op":"replace","path":"/spec/replicas","value":6}]`, 6},
+			{types.ApplyPatchType, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":4}}`, 4},
+		} {
+			req := client.VirtualizationV1().RESTClient().Patch(p.typ).
+				Namespace(ns).Resource("virtualmachineinstancereplicasets").Name("web").SubResource("scale").Body([]byte(p.body))
+			if p.typ == types.ApplyPatchType {
+				req = req.Param("fieldManager", "test").Param("force", "true")
+			}
+			if body, err := req.DoRaw(ctx); err != nil {
+				t.Errorf("%s patch of /scale: %v: %s", p.typ, err, body)
+				continue
+			}
+			if got, _ := sets.Get(ctx, "web", metav1.GetOptions{}); got == nil || *got.Spec.Replicas != p.want {
+				t.Errorf("spec.replicas after the %s patch = %v, want %d", p.typ, got.Spec.Replicas, p.want)
+			}
+		}
+	})
+
 	t.Run("kubectl scale", func(t *testing.T) {
 		out, err := kubectl(t, s, "scale", "vmirs", "web", "--replicas=3")
 		if err != nil {
