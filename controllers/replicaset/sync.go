@@ -223,6 +223,12 @@ func (c *Controller) writeStatus(ctx context.Context, rs *virtv1.VirtualMachineI
 	next := rs.DeepCopy()
 	next.Status = *status
 	if _, err := c.virt.VirtualizationV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
+		if apierrors.IsConflict(err) {
+			// The cache is behind a write (often this controller's own);
+			// the informer's update event brings the replica set back.
+			klog.FromContext(ctx).V(4).Info("Status written on a stale replica set; waiting for the newer one")
+			return nil
+		}
 		return fmt.Errorf("update status of replica set %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
 	wasPaused := rs.Status.Condition(virtv1.VirtualMachineInstanceReplicaSetReplicaPaused) != nil

@@ -287,3 +287,22 @@ func TestDeletedReplicaSetForgetsItsExpectations(t *testing.T) {
 		t.Error("a deleted replica set keeps its expectations: a new one of its name would wait")
 	}
 }
+
+// TestStaleStatusWriteWaitsForTheCache: a status write refused for a stale
+// resourceVersion is not a failure to retry with back-off; the newer
+// replica set's event requeues it.
+func TestStaleStatusWriteWaitsForTheCache(t *testing.T) {
+	f := newFixture(t, DefaultBurst, newRS(0))
+	f.virt.PrependReactor("update", "virtualmachineinstancereplicasets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewConflict(virtv1.Resource("virtualmachineinstancereplicasets"), "web", errors.New("stale"))
+	})
+	if err := f.sync(); err != nil {
+		t.Errorf("sync = %v, want nil", err)
+	}
+	if n := len(f.actions("update", "virtualmachineinstancereplicasets", "status")); n != 1 {
+		t.Errorf("%d status writes, want the one refused", n)
+	}
+}
