@@ -40,6 +40,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&PauseOptions{},
 		&UnpauseOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
+		&VirtualMachineInstanceReplicaSet{},
+		&VirtualMachineInstanceReplicaSetList{},
 	)
 	return nil
 }

@@ -45,6 +45,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&PauseOptions{},
 		&UnpauseOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
+		&VirtualMachineInstanceReplicaSet{},
+		&VirtualMachineInstanceReplicaSetList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -33,3 +33,11 @@ type VirtualMachineInstanceListerExpansion interface{}
 // VirtualMachineInstanceNamespaceListerExpansion allows custom methods to be added to
 // VirtualMachineInstanceNamespaceLister.
 type VirtualMachineInstanceNamespaceListerExpansion interface{}
+
+// VirtualMachineInstanceReplicaSetListerExpansion allows custom methods to be added to
+// VirtualMachineInstanceReplicaSetLister.
+type VirtualMachineInstanceReplicaSetListerExpansion interface{}
+
+// VirtualMachineInstanceReplicaSetNamespaceListerExpansion allows custom methods to be added to
+// VirtualMachineInstanceReplicaSetNamespaceLister.
+type VirtualMachineInstanceReplicaSetNamespaceListerExpansion interface{}

@@ -28,6 +28,8 @@ type Interface interface {
 	VirtualMachines() TypedVirtualMachineInformer
 	// VirtualMachineInstances returns a VirtualMachineInstanceInformer.
 	VirtualMachineInstances() TypedVirtualMachineInstanceInformer
+	// VirtualMachineInstanceReplicaSets returns a VirtualMachineInstanceReplicaSetInformer.
+	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
 }
 
 type version struct {
@@ -49,4 +51,9 @@ func (v *version) VirtualMachines() TypedVirtualMachineInformer {
 // VirtualMachineInstances returns a TypedVirtualMachineInstanceInformer.
 func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer {
 	return &virtualMachineInstanceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstanceReplicaSets returns a TypedVirtualMachineInstanceReplicaSetInformer.
+func (v *version) VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer {
+	return &virtualMachineInstanceReplicaSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

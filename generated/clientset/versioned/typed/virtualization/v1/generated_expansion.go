@@ -21,3 +21,5 @@ package v1
 type VirtualMachineExpansion interface{}
 
 type VirtualMachineInstanceExpansion interface{}
+
+type VirtualMachineInstanceReplicaSetExpansion interface{}

@@ -30,6 +30,7 @@ type VirtualizationV1Interface interface {
 	RESTClient() rest.Interface
 	VirtualMachinesGetter
 	VirtualMachineInstancesGetter
+	VirtualMachineInstanceReplicaSetsGetter
 }
 
 // VirtualizationV1Client is used to interact with features provided by the virtualization.kubevirt.io group.
@@ -43,6 +44,10 @@ func (c *VirtualizationV1Client) VirtualMachines(namespace string) VirtualMachin
 
 func (c *VirtualizationV1Client) VirtualMachineInstances(namespace string) VirtualMachineInstanceInterface {
 	return newVirtualMachineInstances(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineInstanceReplicaSets(namespace string) VirtualMachineInstanceReplicaSetInterface {
+	return newVirtualMachineInstanceReplicaSets(c, namespace)
 }
 
 // NewForConfig creates a new VirtualizationV1Client for the given config.

@@ -36,6 +36,10 @@ func (c *FakeVirtualizationV1) VirtualMachineInstances(namespace string) v1.Virt
 	return newFakeVirtualMachineInstances(c, namespace)
 }
 
+func (c *FakeVirtualizationV1) VirtualMachineInstanceReplicaSets(namespace string) v1.VirtualMachineInstanceReplicaSetInterface {
+	return newFakeVirtualMachineInstanceReplicaSets(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeVirtualizationV1) RESTClient() rest.Interface {
