@@ -17,10 +17,10 @@ import (
 	"kubevirt.dev/virt/test/e2e/framework"
 )
 
-// TestVMIReplicaSet: a replica set of two test guests on the cluster runs
-// two Ready instances with a launcher pod each; `kubectl scale` to one
-// deletes one instance, whose guest is shut down through ACPI before it
-// and its pod go; a deleted instance is replaced by a new Running one; and
+// TestVMIReplicaSet: a replica set of one test guest scaled with `kubectl
+// scale` to three runs three Ready instances with a launcher pod each;
+// `kubectl scale` back to one deletes two instances, whose guests are shut
+// down through ACPI before they and their pods go; a deleted instance is replaced by a new Running one; and
 // deleting the replica set deletes its instances (the garbage collector,
 // through the controller references).
 func TestVMIReplicaSet(t *testing.T) {
@@ -37,7 +37,7 @@ func TestVMIReplicaSet(t *testing.T) {
 	rs, err := sets.Create(ctx, &virtv1.VirtualMachineInstanceReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: virtv1.VirtualMachineInstanceReplicaSetSpec{
-			Replicas: ptr.To(int32(2)),
+			Replicas: ptr.To(int32(1)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Template: &virtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -90,9 +90,16 @@ func TestVMIReplicaSet(t *testing.T) {
 	}
 
 	start := time.Now()
-	two := readyInstances(2, 2*framework.BootTimeout)
-	t.Logf("replica set created -> 2 instances Ready: %s", since(start))
-	for _, v := range two {
+	readyInstances(1, framework.BootTimeout+time.Minute)
+	t.Logf("replica set created -> 1 instance Ready: %s", since(start))
+
+	start = time.Now()
+	if out, err := cluster.Kubectl(ctx, "scale", "-n", ns, "vmirs", "web", "--replicas=3"); err != nil {
+		t.Fatalf("kubectl scale: %v (%s)", err, out)
+	}
+	three := readyInstances(3, 2*framework.BootTimeout)
+	t.Logf("scaled to 3 -> 3 instances Ready: %s", since(start))
+	for _, v := range three {
 		checkLaunched(t, pods, v)
 	}
 
@@ -101,20 +108,21 @@ func TestVMIReplicaSet(t *testing.T) {
 		t.Fatalf("kubectl scale: %v (%s)", err, out)
 	}
 	kept := readyInstances(1, time.Minute)[0]
-	gone := two[0]
-	if gone.UID == kept.UID {
-		gone = two[1]
+	for _, gone := range three {
+		if gone.UID == kept.UID {
+			continue
+		}
+		if err := pods.waitDeleted(ctx, gone, DeleteTimeout); err != nil {
+			t.Error(err)
+		}
+		if err := cluster.WaitVMIGone(ctx, ns, gone.Name, DeleteTimeout); err != nil {
+			t.Error(err)
+		}
+		if reasons := eventReasons(t, ns, gone.UID); !slices.Contains(reasons, "ShuttingDown") {
+			t.Errorf("the surplus instance %s was not shut down through ACPI: its events are %v", gone.Name, reasons)
+		}
 	}
-	if err := pods.waitDeleted(ctx, gone, DeleteTimeout); err != nil {
-		t.Error(err)
-	}
-	if err := cluster.WaitVMIGone(ctx, ns, gone.Name, DeleteTimeout); err != nil {
-		t.Error(err)
-	}
-	t.Logf("scaled to 1 -> surplus instance gone: %s", since(start))
-	if reasons := eventReasons(t, ns, gone.UID); !slices.Contains(reasons, "ShuttingDown") {
-		t.Errorf("the surplus instance %s was not shut down through ACPI: its events are %v", gone.Name, reasons)
-	}
+	t.Logf("scaled to 1 -> 2 surplus instances gone: %s", since(start))
 
 	start = time.Now()
 	if err := vmis.Delete(ctx, kept.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &kept.UID}}); err != nil {
