@@ -13,10 +13,10 @@ import (
 // with "unknown field". What the platform could do but does not do yet is
 // in notimplemented.go.
 
-// unsupported refuses a field: what is the feature, why what the platform
-// lacks for it.
+// unsupported refuses a field: what names the feature with its verb ("GPUs
+// are"), why says what the platform lacks for it.
 func unsupported(p *field.Path, what, why string) *field.Error {
-	return field.Forbidden(p, what+" is not supported: "+why)
+	return field.Forbidden(p, what+" not supported: "+why)
 }
 
 // Reasons shared by several fields.
@@ -39,18 +39,18 @@ func validateUnsupportedSpec(spec *virtualization.VirtualMachineInstanceSpec, fl
 	switch s := spec.EvictionStrategy; {
 	case s == nil:
 	case *s == virtualization.EvictionStrategyLiveMigrate:
-		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy LiveMigrate", whyNoLiveMigration+"; use None or LiveMigrateIfPossible (which stops the guest on a drain here)"))
+		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy LiveMigrate is", whyNoLiveMigration+"; use None or LiveMigrateIfPossible (which stops the guest on a drain here)"))
 	case *s == virtualization.EvictionStrategyExternal:
-		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy External", "no component of this platform handles an external eviction; use None"))
+		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy External is", "no component of this platform handles an external eviction; use None"))
 	}
 	if a := spec.Architecture; a != "" && a != ArchitectureAMD64 {
-		add(unsupported(fldPath.Child("architecture"), "architecture "+a, "the nodes are x86_64; use amd64 or leave it empty"))
+		add(unsupported(fldPath.Child("architecture"), "architecture "+a+" is", "the nodes are x86_64; use amd64 or leave it empty"))
 	}
 	if len(spec.ResourceClaims) > 0 {
-		add(unsupported(fldPath.Child("resourceClaims"), "resource claims", whyNoDRA))
+		add(unsupported(fldPath.Child("resourceClaims"), "resource claims are", whyNoDRA))
 	}
 	if len(spec.UtilityVolumes) > 0 {
-		add(unsupported(fldPath.Child("utilityVolumes"), "utility volumes", "they serve memory dumps and backups, which this platform does not take"))
+		add(unsupported(fldPath.Child("utilityVolumes"), "utility volumes are", "they serve memory dumps and backups, which this platform does not take"))
 	}
 	errs = append(errs, validateUnsupportedDomain(&spec.Domain, fldPath.Child("domain"))...)
 	for i := range spec.Volumes {
@@ -59,13 +59,13 @@ func validateUnsupportedSpec(spec *virtualization.VirtualMachineInstanceSpec, fl
 	for i, n := range spec.Networks {
 		p := fldPath.Child("networks").Index(i)
 		if n.Multus != nil {
-			add(unsupported(p.Child("multus"), "Multus networks", "Multus is not installed with this platform; a guest has the pod network only"))
+			add(unsupported(p.Child("multus"), "Multus networks are", "Multus is not installed with this platform; a guest has the pod network only"))
 		}
 		if n.ResourceClaim != nil {
-			add(unsupported(p.Child("resourceClaim"), "network devices from resource claims", whyNoDRA))
+			add(unsupported(p.Child("resourceClaim"), "network devices from resource claims are", whyNoDRA))
 		}
 		if n.Pod != nil && n.Pod.VMIPv6NetworkCIDR != "" {
-			add(unsupported(p.Child("pod", "vmIPv6NetworkCIDR"), "an IPv6 guest network", "the pod network of this platform is IPv4-only"))
+			add(unsupported(p.Child("pod", "vmIPv6NetworkCIDR"), "an IPv6 guest network is", "the pod network of this platform is IPv4-only"))
 		}
 	}
 	return errs
@@ -77,44 +77,44 @@ func validateUnsupportedDomain(d *virtualization.DomainSpec, fldPath *field.Path
 	if cpu := d.CPU; cpu != nil {
 		p := fldPath.Child("cpu")
 		if cpu.DedicatedCPUPlacement {
-			add(unsupported(p.Child("dedicatedCpuPlacement"), "dedicated CPU placement", whyNoCPUManager))
+			add(unsupported(p.Child("dedicatedCpuPlacement"), "dedicated CPU placement is", whyNoCPUManager))
 		}
 		if cpu.IsolateEmulatorThread {
-			add(unsupported(p.Child("isolateEmulatorThread"), "an isolated emulator thread", whyNoCPUManager))
+			add(unsupported(p.Child("isolateEmulatorThread"), "an isolated emulator thread is", whyNoCPUManager))
 		}
 		if cpu.NUMA != nil {
-			add(unsupported(p.Child("numa"), "a guest NUMA topology mapped onto the host", whyNoCPUManager))
+			add(unsupported(p.Child("numa"), "a guest NUMA topology mapped onto the host is", whyNoCPUManager))
 		}
 		if cpu.Realtime != nil {
-			add(unsupported(p.Child("realtime"), "real-time vCPUs", whyNoCPUManager))
+			add(unsupported(p.Child("realtime"), "real-time vCPUs are", whyNoCPUManager))
 		}
 		if cpu.MaxSockets != 0 {
-			add(unsupported(p.Child("maxSockets"), "CPU hotplug", whyNoHotplug))
+			add(unsupported(p.Child("maxSockets"), "CPU hotplug is", whyNoHotplug))
 		}
 	}
 	if m := d.Memory; m != nil {
 		p := fldPath.Child("memory")
 		if m.Hugepages != nil {
-			add(unsupported(p.Child("hugepages"), "huge pages", "the nodes reserve no huge pages"))
+			add(unsupported(p.Child("hugepages"), "huge pages are", "the nodes reserve no huge pages"))
 		}
 		if m.MaxGuest != nil {
-			add(unsupported(p.Child("maxGuest"), "memory hotplug", whyNoHotplug))
+			add(unsupported(p.Child("maxGuest"), "memory hotplug is", whyNoHotplug))
 		}
 		if ro := m.ReservedOverhead; ro != nil && ro.MemLock != nil && *ro.MemLock == virtualization.MemLockRequired {
-			add(unsupported(p.Child("reservedOverhead", "memLock"), "locking the guest's memory", "no device of this platform needs it, and the unprivileged launcher may not lock that much memory"))
+			add(unsupported(p.Child("reservedOverhead", "memLock"), "locking the guest's memory is", "no device of this platform needs it, and the unprivileged launcher may not lock that much memory"))
 		}
 	}
 	if ls := d.LaunchSecurity; ls != nil {
-		add(unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX)", "it needs those CPUs and KVM, and the guests here run under software emulation (QEMU TCG)"))
+		add(unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX) is", "it needs those CPUs and KVM, and the guests here run under software emulation (QEMU TCG)"))
 	}
 	if f := d.Features; f != nil && f.HypervPassthrough != nil && (f.HypervPassthrough.Enabled == nil || *f.HypervPassthrough.Enabled) {
-		add(unsupported(fldPath.Child("features", "hypervPassthrough"), "Hyper-V passthrough", "it passes through KVM's Hyper-V enlightenments, and the guests here run under software emulation (QEMU TCG); list the enlightenments under features.hyperv instead"))
+		add(unsupported(fldPath.Child("features", "hypervPassthrough"), "Hyper-V passthrough is", "it passes through KVM's Hyper-V enlightenments, and the guests here run under software emulation (QEMU TCG); list the enlightenments under features.hyperv instead"))
 	}
 	if p := d.IOThreadsPolicy; p != nil && *p == virtualization.IOThreadsPolicySupplementalPool {
-		add(unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy", "it needs libvirt 10 (the nodes have 9.0); use shared or auto"))
+		add(unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy is", "it needs libvirt 10 (the nodes have 9.0); use shared or auto"))
 	}
 	if d.IOThreads != nil {
-		add(unsupported(fldPath.Child("ioThreads"), "ioThreads", "it sizes the supplementalPool policy, which needs libvirt 10 (the nodes have 9.0)"))
+		add(unsupported(fldPath.Child("ioThreads"), "ioThreads is", "it sizes the supplementalPool policy, which needs libvirt 10 (the nodes have 9.0)"))
 	}
 	errs = append(errs, validateUnsupportedDevices(&d.Devices, fldPath.Child("devices"))...)
 	return errs
@@ -124,66 +124,66 @@ func validateUnsupportedDevices(dev *virtualization.Devices, fldPath *field.Path
 	var errs field.ErrorList
 	add := func(e *field.Error) { errs = append(errs, e) }
 	if len(dev.GPUs) > 0 {
-		add(unsupported(fldPath.Child("gpus"), "GPUs", whyNoDevicePlugin))
+		add(unsupported(fldPath.Child("gpus"), "GPUs are", whyNoDevicePlugin))
 	}
 	if len(dev.HostDevices) > 0 {
-		add(unsupported(fldPath.Child("hostDevices"), "host devices", whyNoDevicePlugin))
+		add(unsupported(fldPath.Child("hostDevices"), "host devices are", whyNoDevicePlugin))
 	}
 	if dev.DownwardMetrics != nil {
-		add(unsupported(fldPath.Child("downwardMetrics"), "downward metrics", "no node component of this platform serves them"))
+		add(unsupported(fldPath.Child("downwardMetrics"), "downward metrics are", "no node component of this platform serves them"))
 	}
 	if dev.ClientPassthrough != nil {
-		add(unsupported(fldPath.Child("clientPassthrough"), "USB redirection", "no client connection of this platform carries it"))
+		add(unsupported(fldPath.Child("clientPassthrough"), "USB redirection is", "no client connection of this platform carries it"))
 	}
 	if b := dev.AutoattachVSOCK; b != nil && *b {
-		add(unsupported(fldPath.Child("autoattachVSOCK"), "VSOCK", "the nodes allocate no VSOCK context IDs"))
+		add(unsupported(fldPath.Child("autoattachVSOCK"), "VSOCK is", "the nodes allocate no VSOCK context IDs"))
 	}
 	if b := dev.NetworkInterfaceMultiQueue; b != nil && *b {
-		add(unsupported(fldPath.Child("networkInterfaceMultiqueue"), "multi-queue NICs", "the taps virt-handler prepares in the launcher pod are single-queue"))
+		add(unsupported(fldPath.Child("networkInterfaceMultiqueue"), "multi-queue NICs are", "the taps virt-handler prepares in the launcher pod are single-queue"))
 	}
 	if w := dev.Watchdog; w != nil && w.Diag288 != nil {
-		add(unsupported(fldPath.Child("watchdog", "diag288"), "the diag288 watchdog", "it is an s390x device and the nodes are x86_64; use i6300esb"))
+		add(unsupported(fldPath.Child("watchdog", "diag288"), "the diag288 watchdog is", "it is an s390x device and the nodes are x86_64; use i6300esb"))
 	}
 	for i, d := range dev.Disks {
 		p := fldPath.Child("disks").Index(i)
 		if d.LUN != nil {
-			add(unsupported(p.Child("lun"), "LUN passthrough", "it needs the raw SCSI device of a Block-mode claim and the privilege to send it SCSI commands, which the unprivileged launcher lacks; use disk"))
+			add(unsupported(p.Child("lun"), "LUN passthrough is", "it needs the raw SCSI device of a Block-mode claim and the privilege to send it SCSI commands, which the unprivileged launcher lacks; use disk"))
 		}
 		if d.Disk != nil && d.Disk.PciAddress != "" {
-			add(unsupported(p.Child("disk", "pciAddress"), "a disk's PCI address", whyLibvirtAddresses))
+			add(unsupported(p.Child("disk", "pciAddress"), "a disk's PCI address is", whyLibvirtAddresses))
 		}
 		if d.ChangedBlockTracking != nil && *d.ChangedBlockTracking {
-			add(unsupported(p.Child("changedBlockTracking"), "changed block tracking", "this platform takes no backups"))
+			add(unsupported(p.Child("changedBlockTracking"), "changed block tracking is", "this platform takes no backups"))
 		}
 	}
 	for i, iface := range dev.Interfaces {
 		p := fldPath.Child("interfaces").Index(i)
 		if iface.Binding != nil {
-			add(unsupported(p.Child("binding"), "network binding plugins", "this platform has none; use masquerade or bridge"))
+			add(unsupported(p.Child("binding"), "network binding plugins are", "this platform has none; use masquerade or bridge"))
 		}
 		if iface.PciAddress != "" {
-			add(unsupported(p.Child("pciAddress"), "an interface's PCI address", whyLibvirtAddresses))
+			add(unsupported(p.Child("pciAddress"), "an interface's PCI address is", whyLibvirtAddresses))
 		}
 		if iface.State == virtualization.InterfaceStateAbsent {
-			add(unsupported(p.Child("state"), "state absent (hot-unplug)", whyNoHotplug))
+			add(unsupported(p.Child("state"), "state absent (hot-unplug) is", whyNoHotplug))
 		}
 		if iface.Model == "igb" {
-			add(unsupported(p.Child("model"), "the igb model", "the nodes' QEMU (7.2) has no igb; use e1000e or virtio"))
+			add(unsupported(p.Child("model"), "the igb model is", "the nodes' QEMU (7.2) has no igb; use e1000e or virtio"))
 		}
 		if iface.DeprecatedSlirp != nil {
-			add(unsupported(p.Child("slirp"), "the slirp binding", whyRemovedBinding))
+			add(unsupported(p.Child("slirp"), "the slirp binding is", whyRemovedBinding))
 		}
 		if iface.DeprecatedMacvtap != nil {
-			add(unsupported(p.Child("macvtap"), "the macvtap binding", whyRemovedBinding))
+			add(unsupported(p.Child("macvtap"), "the macvtap binding is", whyRemovedBinding))
 		}
 		if iface.DeprecatedPasst != nil {
-			add(unsupported(p.Child("passt"), "the passt binding", whyRemovedBinding))
+			add(unsupported(p.Child("passt"), "the passt binding is", whyRemovedBinding))
 		}
 		if iface.SRIOV != nil {
-			add(unsupported(p.Child("sriov"), "SR-IOV", "this platform has no SR-IOV device plugin and no Multus"))
+			add(unsupported(p.Child("sriov"), "SR-IOV is", "this platform has no SR-IOV device plugin and no Multus"))
 		}
 		if iface.PasstBinding != nil {
-			add(unsupported(p.Child("passtBinding"), "the passt binding", "the launcher image has no passt; use masquerade"))
+			add(unsupported(p.Child("passtBinding"), "the passt binding is", "the launcher image has no passt; use masquerade"))
 		}
 	}
 	return errs
@@ -193,19 +193,19 @@ func validateUnsupportedVolume(src *virtualization.VolumeSource, fldPath *field.
 	var errs field.ErrorList
 	add := func(e *field.Error) { errs = append(errs, e) }
 	if src.HostDisk != nil {
-		add(unsupported(fldPath.Child("hostDisk"), "host disks", "the launcher is unprivileged and sees no path of the node; use a persistentVolumeClaim"))
+		add(unsupported(fldPath.Child("hostDisk"), "host disks are", "the launcher is unprivileged and sees no path of the node; use a persistentVolumeClaim"))
 	}
 	if src.DataVolume != nil {
-		add(unsupported(fldPath.Child("dataVolume"), "DataVolume volumes", whyNoCDI))
+		add(unsupported(fldPath.Child("dataVolume"), "DataVolume volumes are", whyNoCDI))
 	}
 	if src.DownwardMetrics != nil {
-		add(unsupported(fldPath.Child("downwardMetrics"), "downward metrics volumes", "no node component of this platform serves the metrics"))
+		add(unsupported(fldPath.Child("downwardMetrics"), "downward metrics volumes are", "no node component of this platform serves the metrics"))
 	}
 	if src.MemoryDump != nil {
-		add(unsupported(fldPath.Child("memoryDump"), "memory dump volumes", "this platform takes no memory dumps"))
+		add(unsupported(fldPath.Child("memoryDump"), "memory dump volumes are", "this platform takes no memory dumps"))
 	}
 	if pvc := src.PersistentVolumeClaim; pvc != nil && pvc.Hotpluggable {
-		add(unsupported(fldPath.Child("persistentVolumeClaim", "hotpluggable"), "hotpluggable volumes", whyNoHotplug))
+		add(unsupported(fldPath.Child("persistentVolumeClaim", "hotpluggable"), "hotpluggable volumes are", whyNoHotplug))
 	}
 	return errs
 }
@@ -215,10 +215,10 @@ func validateUnsupportedVolume(src *virtualization.VolumeSource, fldPath *field.
 func validateUnsupportedVirtualMachineSpec(spec *virtualization.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(spec.DataVolumeTemplates) > 0 {
-		errs = append(errs, unsupported(fldPath.Child("dataVolumeTemplates"), "DataVolume templates", whyNoCDI))
+		errs = append(errs, unsupported(fldPath.Child("dataVolumeTemplates"), "DataVolume templates are", whyNoCDI))
 	}
 	if s := spec.UpdateVolumesStrategy; s != nil && *s == virtualization.UpdateVolumesStrategyMigration {
-		errs = append(errs, unsupported(fldPath.Child("updateVolumesStrategy"), "updateVolumesStrategy Migration", whyNoLiveMigration+"; use Replacement"))
+		errs = append(errs, unsupported(fldPath.Child("updateVolumesStrategy"), "updateVolumesStrategy Migration is", whyNoLiveMigration+"; use Replacement"))
 	}
 	return errs
 }
