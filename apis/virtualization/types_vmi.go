@@ -215,8 +215,9 @@ type VirtualMachineInstanceStatus struct {
 	// VirtualMachineRevisionName is the revision of the VM the VMI was
 	// made from.
 	VirtualMachineRevisionName string
-	// RuntimeUser is the user ID the launcher runs as.
-	RuntimeUser uint64
+	// RuntimeUser is the user ID the launcher runs as. KubeVirt's is a
+	// uint64; server-side apply cannot hold one, and user IDs fit an int64.
+	RuntimeUser int64
 	// VSOCKCID is the guest's VSOCK context ID.
 	VSOCKCID *uint32
 	// SelinuxContext is the SELinux context of the launcher pod.

@@ -279,8 +279,9 @@ type VMIMConfigurationOptions struct {
 	BandwidthPerMigration *resource.Quantity
 	// CompletionTimeoutPerGiB is the seconds per GiB a migration may take.
 	CompletionTimeoutPerGiB *int64
-	// MaxDowntimeMs is the longest pause of the switch-over.
-	MaxDowntimeMs *uint64
+	// MaxDowntimeMs is the longest pause of the switch-over (an int64 where
+	// KubeVirt has a uint64, which server-side apply cannot hold).
+	MaxDowntimeMs *int64
 	// ProgressTimeout is the seconds a migration may make no progress.
 	ProgressTimeout *int64
 	// UtilityVolumesTimeout is the seconds a migration waits for utility

@@ -22635,7 +22635,7 @@ func schema_virt_apis_virtualization_v1_VMIMConfigurationOptions(ref common.Refe
 					},
 					"maxDowntimeMs": {
 						SchemaProps: spec.SchemaProps{
-							Description: "MaxDowntimeMs is the longest pause of the switch-over.",
+							Description: "MaxDowntimeMs is the longest pause of the switch-over (an int64 where KubeVirt has a uint64, which server-side apply cannot hold).",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
@@ -24359,7 +24359,7 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref common.
 					},
 					"runtimeUser": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RuntimeUser is the user ID the launcher runs as.",
+							Description: "RuntimeUser is the user ID the launcher runs as. KubeVirt's is a uint64; server-side apply cannot hold one, and user IDs fit an int64.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},

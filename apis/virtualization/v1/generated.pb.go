@@ -35735,7 +35735,7 @@ func (m *VMIMConfigurationOptions) Unmarshal(dAtA []byte) error {
 			if wireType != 0 {
 				return fmt.Errorf("proto: wrong wireType = %d for field MaxDowntimeMs", wireType)
 			}
-			var v uint64
+			var v int64
 			for shift := uint(0); ; shift += 7 {
 				if shift >= 64 {
 					return ErrIntOverflowGenerated
@@ -35745,7 +35745,7 @@ func (m *VMIMConfigurationOptions) Unmarshal(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				v |= uint64(b&0x7F) << shift
+				v |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -42058,7 +42058,7 @@ func (m *VirtualMachineInstanceStatus) Unmarshal(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.RuntimeUser |= uint64(b&0x7F) << shift
+				m.RuntimeUser |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}

@@ -287,9 +287,10 @@ type VirtualMachineInstanceStatus struct {
 	// made from.
 	// +optional
 	VirtualMachineRevisionName string `json:"virtualMachineRevisionName,omitempty" protobuf:"bytes,19,opt,name=virtualMachineRevisionName"`
-	// RuntimeUser is the user ID the launcher runs as.
+	// RuntimeUser is the user ID the launcher runs as. KubeVirt's is a
+	// uint64; server-side apply cannot hold one, and user IDs fit an int64.
 	// +optional
-	RuntimeUser uint64 `json:"runtimeUser,omitempty" protobuf:"varint,20,opt,name=runtimeUser"`
+	RuntimeUser int64 `json:"runtimeUser,omitempty" protobuf:"varint,20,opt,name=runtimeUser"`
 	// VSOCKCID is the guest's VSOCK context ID.
 	// +optional
 	VSOCKCID *uint32 `json:"VSOCKCID,omitempty" protobuf:"varint,21,opt,name=VSOCKCID"`

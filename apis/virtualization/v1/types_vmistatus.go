@@ -364,9 +364,10 @@ type VMIMConfigurationOptions struct {
 	// CompletionTimeoutPerGiB is the seconds per GiB a migration may take.
 	// +optional
 	CompletionTimeoutPerGiB *int64 `json:"completionTimeoutPerGiB,omitempty" protobuf:"varint,6,opt,name=completionTimeoutPerGiB"`
-	// MaxDowntimeMs is the longest pause of the switch-over.
+	// MaxDowntimeMs is the longest pause of the switch-over (an int64 where
+	// KubeVirt has a uint64, which server-side apply cannot hold).
 	// +optional
-	MaxDowntimeMs *uint64 `json:"maxDowntimeMs,omitempty" protobuf:"varint,7,opt,name=maxDowntimeMs"`
+	MaxDowntimeMs *int64 `json:"maxDowntimeMs,omitempty" protobuf:"varint,7,opt,name=maxDowntimeMs"`
 	// ProgressTimeout is the seconds a migration may make no progress.
 	// +optional
 	ProgressTimeout *int64 `json:"progressTimeout,omitempty" protobuf:"varint,8,opt,name=progressTimeout"`

@@ -3538,7 +3538,7 @@ func (in *VMIMConfigurationOptions) DeepCopyInto(out *VMIMConfigurationOptions) 
 	}
 	if in.MaxDowntimeMs != nil {
 		in, out := &in.MaxDowntimeMs, &out.MaxDowntimeMs
-		*out = new(uint64)
+		*out = new(int64)
 		**out = **in
 	}
 	if in.ProgressTimeout != nil {

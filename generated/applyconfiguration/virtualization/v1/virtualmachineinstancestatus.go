@@ -74,8 +74,9 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	// VirtualMachineRevisionName is the revision of the VM the VMI was
 	// made from.
 	VirtualMachineRevisionName *string `json:"virtualMachineRevisionName,omitempty"`
-	// RuntimeUser is the user ID the launcher runs as.
-	RuntimeUser *uint64 `json:"runtimeUser,omitempty"`
+	// RuntimeUser is the user ID the launcher runs as. KubeVirt's is a
+	// uint64; server-side apply cannot hold one, and user IDs fit an int64.
+	RuntimeUser *int64 `json:"runtimeUser,omitempty"`
 	// VSOCKCID is the guest's VSOCK context ID.
 	VSOCKCID *uint32 `json:"VSOCKCID,omitempty"`
 	// SelinuxContext is the SELinux context of the launcher pod.
@@ -280,7 +281,7 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVirtualMachineRevis
 // WithRuntimeUser sets the RuntimeUser field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the RuntimeUser field is set to the value of the last call.
-func (b *VirtualMachineInstanceStatusApplyConfiguration) WithRuntimeUser(value uint64) *VirtualMachineInstanceStatusApplyConfiguration {
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithRuntimeUser(value int64) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.RuntimeUser = &value
 	return b
 }

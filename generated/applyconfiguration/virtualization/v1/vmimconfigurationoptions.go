@@ -40,8 +40,9 @@ type VMIMConfigurationOptionsApplyConfiguration struct {
 	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty"`
 	// CompletionTimeoutPerGiB is the seconds per GiB a migration may take.
 	CompletionTimeoutPerGiB *int64 `json:"completionTimeoutPerGiB,omitempty"`
-	// MaxDowntimeMs is the longest pause of the switch-over.
-	MaxDowntimeMs *uint64 `json:"maxDowntimeMs,omitempty"`
+	// MaxDowntimeMs is the longest pause of the switch-over (an int64 where
+	// KubeVirt has a uint64, which server-side apply cannot hold).
+	MaxDowntimeMs *int64 `json:"maxDowntimeMs,omitempty"`
 	// ProgressTimeout is the seconds a migration may make no progress.
 	ProgressTimeout *int64 `json:"progressTimeout,omitempty"`
 	// UtilityVolumesTimeout is the seconds a migration waits for utility
@@ -120,7 +121,7 @@ func (b *VMIMConfigurationOptionsApplyConfiguration) WithCompletionTimeoutPerGiB
 // WithMaxDowntimeMs sets the MaxDowntimeMs field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MaxDowntimeMs field is set to the value of the last call.
-func (b *VMIMConfigurationOptionsApplyConfiguration) WithMaxDowntimeMs(value uint64) *VMIMConfigurationOptionsApplyConfiguration {
+func (b *VMIMConfigurationOptionsApplyConfiguration) WithMaxDowntimeMs(value int64) *VMIMConfigurationOptionsApplyConfiguration {
 	b.MaxDowntimeMs = &value
 	return b
 }
