@@ -113,4 +113,3 @@ func wantRefusals(t *testing.T, want []compat.Refusal, err error) {
 		t.Errorf("unexpected cause: %s: %s", c.Field, c.Message)
 	}
 }
-
