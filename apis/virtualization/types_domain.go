@@ -21,6 +21,61 @@ type DomainSpec struct {
 	Firmware *Firmware
 	// Devices attached to the guest.
 	Devices Devices
+	// Clock is the guest's real-time clock: its offset from UTC (utc or
+	// timezone) and the timers the guest sees. Defaults to UTC with the
+	// machine type's timers.
+	Clock *Clock
+	// Features are platform features of the guest: ACPI, APIC, SMM, the
+	// Hyper-V enlightenments, how KVM shows itself, paravirtual spinlocks.
+	// ACPI and APIC are on unless disabled here.
+	Features *Features
+	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
+	// all), auto (up to two per vCPU, shared round-robin) or
+	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// dedicatedIOThread gets one of its own whatever the policy.
+	IOThreadsPolicy *IOThreadsPolicy
+	// IOThreads sizes the supplementalPool I/O threads policy. Refused, as
+	// supplementalPool is.
+	IOThreads *DiskIOThreads
+	// Chassis is the SMBIOS chassis information (type 3) the guest reads.
+	Chassis *Chassis
+	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
+	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
+	// software emulation.
+	LaunchSecurity *LaunchSecurity
+	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
+	// default) reboots the same domain; Terminate ends the VMI (Succeeded)
+	// so that its VirtualMachine starts a new one from the current template.
+	RebootPolicy *RebootPolicy
+}
+
+// IOThreadsPolicy is how disks share QEMU I/O threads.
+// +enum
+type IOThreadsPolicy string
+
+// I/O thread policies.
+const (
+	IOThreadsPolicyShared           IOThreadsPolicy = "shared"
+	IOThreadsPolicyAuto             IOThreadsPolicy = "auto"
+	IOThreadsPolicySupplementalPool IOThreadsPolicy = "supplementalPool"
+)
+
+// RebootPolicy is what a reboot from inside the guest does.
+// +enum
+type RebootPolicy string
+
+// Reboot policies.
+const (
+	// RebootPolicyReboot reboots the domain in place.
+	RebootPolicyReboot RebootPolicy = "Reboot"
+	// RebootPolicyTerminate ends the VMI when the guest reboots.
+	RebootPolicyTerminate RebootPolicy = "Terminate"
+)
+
+// DiskIOThreads sizes the supplementalPool I/O thread pool.
+type DiskIOThreads struct {
+	// SupplementalPoolThreadCount is the number of I/O threads in the pool.
+	SupplementalPoolThreadCount *uint32
 }
 
 // ResourceRequirements are the compute resources of the launcher pod.
@@ -43,14 +98,109 @@ type CPU struct {
 	// Threads per core. Defaults to 1.
 	Threads uint32
 	// Model is a libvirt CPU model name, or host-model / host-passthrough.
-	// Empty lets the hypervisor choose.
+	// Empty lets the hypervisor choose. Guests here run under software
+	// emulation (QEMU TCG), where there is no host CPU to pass through:
+	// host-model and host-passthrough become QEMU's "max" CPU, every feature
+	// TCG can emulate.
 	Model string
+	// MaxSockets is the most sockets CPU hotplug may grow the guest to.
+	// Refused: this platform does not hotplug CPUs.
+	MaxSockets uint32
+	// Features adds or removes single CPU features on top of the model.
+	Features []CPUFeature
+	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
+	// Refused: the nodes have no CPU manager with the static policy, so
+	// there are no CPUs to give a guest exclusively.
+	DedicatedCPUPlacement bool
+	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
+	// Refused with dedicatedCpuPlacement.
+	NUMA *NUMA
+	// IsolateEmulatorThread gives QEMU's emulator thread a dedicated host
+	// CPU of its own. Refused with dedicatedCpuPlacement.
+	IsolateEmulatorThread bool
+	// Realtime tunes pinned vCPUs for low latency. Refused with
+	// dedicatedCpuPlacement.
+	Realtime *Realtime
+}
+
+// CPU feature policies, as libvirt names them.
+const (
+	CPUFeaturePolicyForce    = "force"
+	CPUFeaturePolicyRequire  = "require"
+	CPUFeaturePolicyOptional = "optional"
+	CPUFeaturePolicyDisable  = "disable"
+	CPUFeaturePolicyForbid   = "forbid"
+)
+
+// CPU models with a special meaning.
+const (
+	CPUModelHostModel       = "host-model"
+	CPUModelHostPassthrough = "host-passthrough"
+)
+
+// CPUFeature turns one CPU feature on or off.
+type CPUFeature struct {
+	// Name of the feature as libvirt knows it, such as vmx or pcid.
+	Name string
+	// Policy: force, require, optional, disable or forbid. Defaults to
+	// require.
+	Policy string
+}
+
+// NUMA is the guest's NUMA topology.
+type NUMA struct {
+	// GuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.
+	GuestMappingPassthrough *NUMAGuestMappingPassthrough
+}
+
+// NUMAGuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.
+type NUMAGuestMappingPassthrough struct{}
+
+// Realtime tunes pinned vCPUs for real-time work.
+type Realtime struct {
+	// Mask selects the real-time vCPUs in libvirt's syntax, such as "0-3,^1".
+	Mask string
 }
 
 // Memory is the memory of the guest.
 type Memory struct {
 	// Guest is the memory the guest sees. Defaults to resources.requests.memory.
 	Guest *resource.Quantity
+	// Hugepages backs the guest's memory with huge pages. Refused: the
+	// nodes reserve no huge pages.
+	Hugepages *Hugepages
+	// MaxGuest is the most memory hotplug may grow the guest to. Refused:
+	// this platform does not hotplug memory.
+	MaxGuest *resource.Quantity
+	// ReservedOverhead adds to the memory the launcher pod reserves beyond
+	// the guest's.
+	ReservedOverhead *ReservedOverhead
+}
+
+// Hugepages backs the guest's memory with huge pages.
+type Hugepages struct {
+	// PageSize, such as 2Mi or 1Gi.
+	PageSize string
+}
+
+// MemLockRequirement says whether the guest's memory must be locked.
+// +enum
+type MemLockRequirement string
+
+// Memory lock requirements.
+const (
+	MemLockRequired    MemLockRequirement = "Required"
+	MemLockNotRequired MemLockRequirement = "NotRequired"
+)
+
+// ReservedOverhead is memory the launcher pod reserves beyond the guest's.
+type ReservedOverhead struct {
+	// AddedOverhead is added to the launcher pod's memory.
+	AddedOverhead *resource.Quantity
+	// MemLock: Required locks the guest's memory in RAM (for devices that
+	// DMA into it), NotRequired (the default) does not. Required is
+	// refused: no device here needs it.
+	MemLock *MemLockRequirement
 }
 
 // Machine is the emulated chipset.
@@ -71,6 +221,17 @@ type Firmware struct {
 	Bootloader *Bootloader
 	// KernelBoot boots a kernel and initrd directly, bypassing the boot loader.
 	KernelBoot *KernelBoot
+	// ACPI adds Windows licensing tables (SLIC, MSDM) from secret volumes.
+	// Refused: secret volumes are not served by this platform yet.
+	ACPI *ACPI
+}
+
+// ACPI names the volumes whose content becomes ACPI tables.
+type ACPI struct {
+	// SlicNameRef is the secret volume holding the SLIC table.
+	SlicNameRef string
+	// MsdmNameRef is the secret volume holding the MSDM table.
+	MsdmNameRef string
 }
 
 // Bootloader selects the firmware. Exactly one member may be set.
@@ -91,6 +252,10 @@ type BIOS struct {
 type EFI struct {
 	// SecureBoot enables UEFI Secure Boot. Defaults to false.
 	SecureBoot *bool
+	// Persistent keeps the EFI variable store (NVRAM) across restarts of
+	// the VM. Refused: this platform keeps no per-VM state outside its
+	// volumes yet.
+	Persistent *bool
 }
 
 // KernelBoot boots a kernel directly.
@@ -115,151 +280,54 @@ type KernelBootContainer struct {
 	ImagePullPolicy corev1.PullPolicy
 }
 
-// Devices are the devices attached to the guest.
-type Devices struct {
-	// Disks attach volumes to the guest.
-	Disks []Disk
-	// Interfaces attach networks to the guest.
-	Interfaces []Interface
-	// AutoattachPodInterface adds a masquerade interface on the pod network
-	// when no interface is given. Defaults to true.
-	AutoattachPodInterface *bool
-	// AutoattachSerialConsole adds a serial console. Defaults to true.
-	AutoattachSerialConsole *bool
-	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
-	// server shows. Defaults to true.
-	AutoattachGraphicsDevice *bool
-	// Rng adds a virtio random number generator fed by the host.
-	Rng *Rng
-	// Watchdog adds a watchdog device.
-	Watchdog *Watchdog
-}
-
-// DiskBus is the bus a disk is attached to.
-// +enum
-type DiskBus string
-
-const (
-	DiskBusVirtio DiskBus = "virtio"
-	DiskBusSATA   DiskBus = "sata"
-	DiskBusSCSI   DiskBus = "scsi"
-	DiskBusUSB    DiskBus = "usb"
-)
-
-// Disk attaches the volume of the same name to the guest.
-type Disk struct {
-	// Name of the disk; a volume of the same name must exist.
-	Name string
-	// DiskDevice is the kind of device. Defaults to a virtio disk.
-	DiskDevice
-	// BootOrder is the position of the disk in the boot order, from 1.
-	// Devices without one are not booted from.
-	BootOrder *uint32
-	// Serial number the guest sees.
+// Chassis is the SMBIOS chassis information the guest reads.
+type Chassis struct {
+	// Manufacturer of the chassis.
+	Manufacturer string
+	// Version of the chassis.
+	Version string
+	// Serial number of the chassis.
 	Serial string
+	// Asset tag of the chassis.
+	Asset string
+	// Sku number of the chassis.
+	Sku string
 }
 
-// DiskDevice is the kind of a disk. At most one member may be set.
-type DiskDevice struct {
-	// Disk attaches the volume as a disk.
-	Disk *DiskTarget
-	// CDRom attaches the volume as a CD-ROM.
-	CDRom *CDRomTarget
+// LaunchSecurity runs the guest with encrypted memory. At most one member may
+// be set.
+type LaunchSecurity struct {
+	// SEV is AMD Secure Encrypted Virtualization.
+	SEV *SEV
+	// SNP is AMD SEV with Secure Nested Paging.
+	SNP *SEVSNP
+	// TDX is Intel Trust Domain Extensions.
+	TDX *TDX
 }
 
-// DiskTarget is a disk device.
-type DiskTarget struct {
-	// Bus: virtio, sata, scsi or usb. Defaults to virtio.
-	Bus DiskBus
-	// ReadOnly exposes the disk read-only.
-	ReadOnly bool
+// SEV is AMD Secure Encrypted Virtualization.
+type SEV struct {
+	// Policy of the guest.
+	Policy *SEVPolicy
+	// Attestation, when set, makes the guest wait for its owner's attestation.
+	Attestation *SEVAttestation
+	// Session is the guest owner's session blob, base64 encoded.
+	Session string
+	// DHCert is the guest owner's Diffie-Hellman key, base64 encoded.
+	DHCert string
 }
 
-// CDRomTarget is a CD-ROM device.
-type CDRomTarget struct {
-	// Bus: sata, scsi or usb. Defaults to sata.
-	Bus DiskBus
-	// ReadOnly defaults to true; a writable CD-ROM is refused.
-	ReadOnly *bool
+// SEVPolicy is the SEV guest policy.
+type SEVPolicy struct {
+	// EncryptedState requires SEV-ES (encrypted register state).
+	EncryptedState *bool
 }
 
-// Interface attaches the network of the same name to the guest.
-type Interface struct {
-	// Name of the interface; a network of the same name must exist.
-	Name string
-	// Model of the emulated NIC: virtio, e1000, e1000e or rtl8139.
-	// Defaults to virtio.
-	Model string
-	// InterfaceBindingMethod connects the NIC to the pod's network.
-	InterfaceBindingMethod
-	// Ports the masquerade binding forwards from the pod's address to the
-	// guest. Empty forwards every TCP and UDP port (KubeVirt's behaviour).
-	Ports []Port
-	// MacAddress of the NIC, such as de:ad:00:00:be:af.
-	MacAddress string
-	// BootOrder is the position of the NIC in the boot order, from 1.
-	BootOrder *uint32
-}
+// SEVSNP is AMD SEV-SNP.
+type SEVSNP struct{}
 
-// InterfaceBindingMethod is how a NIC reaches its network. Exactly one member
-// may be set.
-type InterfaceBindingMethod struct {
-	// Bridge connects the NIC to the pod interface on a layer-2 bridge: the
-	// guest takes over the pod's IP address (and, unless macAddress is set,
-	// its MAC) by DHCP, and every port of the pod IP is the guest's.
-	Bridge *InterfaceBridge
-	// Masquerade puts the guest on a private network (vmNetworkCIDR) behind
-	// NAT on the pod's IP address: the pod IP's ports (all, or those listed)
-	// lead to the guest, which sees its clients' real addresses.
-	Masquerade *InterfaceMasquerade
-}
+// SEVAttestation asks for SEV attestation.
+type SEVAttestation struct{}
 
-// InterfaceBridge is the bridge binding.
-type InterfaceBridge struct{}
-
-// InterfaceMasquerade is the masquerade (NAT) binding.
-type InterfaceMasquerade struct{}
-
-// Port is a port forwarded to the guest by the masquerade binding.
-type Port struct {
-	// Name of the port.
-	Name string
-	// Protocol: TCP or UDP. Defaults to TCP.
-	Protocol string
-	// Port number.
-	Port int32
-}
-
-// Rng is a virtio random number generator.
-type Rng struct{}
-
-// Watchdog is a watchdog device.
-type Watchdog struct {
-	// Name of the watchdog.
-	Name string
-	// WatchdogDevice is the model. Exactly one member may be set.
-	WatchdogDevice
-}
-
-// WatchdogDevice is the model of a watchdog.
-type WatchdogDevice struct {
-	// I6300ESB is an Intel 6300ESB watchdog.
-	I6300ESB *I6300ESBWatchdog
-}
-
-// WatchdogAction is what happens when the watchdog fires.
-// +enum
-type WatchdogAction string
-
-const (
-	WatchdogActionPoweroff WatchdogAction = "poweroff"
-	WatchdogActionReset    WatchdogAction = "reset"
-	WatchdogActionShutdown WatchdogAction = "shutdown"
-)
-
-// I6300ESBWatchdog is an Intel 6300ESB watchdog.
-type I6300ESBWatchdog struct {
-	// Action when the watchdog fires: poweroff, reset or shutdown.
-	// Defaults to reset.
-	Action WatchdogAction
-}
+// TDX is Intel Trust Domain Extensions.
+type TDX struct{}

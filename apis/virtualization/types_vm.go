@@ -3,6 +3,7 @@ package virtualization
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -57,7 +58,47 @@ type VirtualMachineSpec struct {
 	RunStrategy *VirtualMachineRunStrategy
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpec
+	// DataVolumeTemplates are CDI DataVolumes the VM creates with itself
+	// for its volumes. Refused: the Containerized Data Importer (CDI) is
+	// not installed with this platform; create a PersistentVolumeClaim and
+	// use a persistentVolumeClaim volume.
+	DataVolumeTemplates []DataVolumeTemplateSpec
+	// UpdateVolumesStrategy is how a change of the template's volumes
+	// reaches a running instance: Replacement (the default: at the next
+	// start) or Migration (by a volume migration, refused: this platform
+	// has no live migration).
+	UpdateVolumesStrategy *UpdateVolumesStrategy
 }
+
+// UpdateVolumesStrategy is how a change of a VM's volumes reaches its
+// instance.
+// +enum
+type UpdateVolumesStrategy string
+
+// Volume update strategies.
+const (
+	UpdateVolumesStrategyReplacement UpdateVolumesStrategy = "Replacement"
+	UpdateVolumesStrategyMigration   UpdateVolumesStrategy = "Migration"
+)
+
+// DataVolumeTemplateSpec is a CDI DataVolume a VM creates. Its spec is CDI's
+// DataVolumeSpec, kept as the JSON it was given: this platform has no CDI to
+// interpret it, and refuses the template.
+type DataVolumeTemplateSpec struct {
+	// APIVersion of the DataVolume, such as cdi.kubevirt.io/v1beta1.
+	APIVersion string
+	// Kind, DataVolume.
+	Kind string
+	// Metadata of the DataVolume; its name is the volume's claim name.
+	ObjectMeta metav1.ObjectMeta
+	// Spec is CDI's DataVolumeSpec (source, storage or pvc, ...).
+	Spec runtime.RawExtension
+	// Status is always empty (KubeVirt keeps it for compatibility).
+	Status *DataVolumeTemplateDummyStatus
+}
+
+// DataVolumeTemplateDummyStatus is the empty status of a DataVolume template.
+type DataVolumeTemplateDummyStatus struct{}
 
 // EffectiveRunStrategy is the run strategy s asks for, with the deprecated
 // Running mapped onto it: RunStrategy if set, else Always for Running=true,
@@ -118,9 +159,111 @@ type VirtualMachineStatus struct {
 	// instance with this UID, then start a new one. The API appends them,
 	// the controller removes each once it is done.
 	StateChangeRequests []VirtualMachineStateChangeRequest
+
+	// The fields below are KubeVirt's; this platform has no snapshots,
+	// hotplug, memory dumps or volume migrations, and leaves them empty.
+
+	// SnapshotInProgress is the VirtualMachineSnapshot being taken.
+	SnapshotInProgress *string
+	// RestoreInProgress is the VirtualMachineRestore being done.
+	RestoreInProgress *string
+	// VolumeRequests are volumes to hotplug into or out of the instance.
+	VolumeRequests []VirtualMachineVolumeRequest
+	// VolumeSnapshotStatuses say which volumes can be snapshotted.
+	VolumeSnapshotStatuses []VolumeSnapshotStatus
+	// MemoryDumpRequest is a memory dump asked for.
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequest
+	// DesiredGeneration is the generation the instance should have.
+	DesiredGeneration int64
+	// RunStrategy is the run strategy last acted on.
+	RunStrategy VirtualMachineRunStrategy
+	// VolumeUpdateState is the state of a volume update.
+	VolumeUpdateState *VolumeUpdateState
+	// ChangedBlockTracking is the state of changed block tracking.
+	ChangedBlockTracking *ChangedBlockTrackingStatus
+}
+
+// VirtualMachineVolumeRequest is a volume to hotplug or unplug.
+type VirtualMachineVolumeRequest struct {
+	// AddVolumeOptions adds a volume.
+	AddVolumeOptions *AddVolumeOptions
+	// RemoveVolumeOptions removes a volume.
+	RemoveVolumeOptions *RemoveVolumeOptions
+}
+
+// AddVolumeOptions describe a volume to hotplug.
+type AddVolumeOptions struct {
+	// Name of the volume and its disk.
+	Name string
+	// Disk of the volume.
+	Disk *Disk
+	// VolumeSource of the volume.
+	VolumeSource *HotplugVolumeSource
+	// DryRun, when present, asks that nothing be persisted.
+	DryRun []string
+}
+
+// RemoveVolumeOptions describe a volume to unplug.
+type RemoveVolumeOptions struct {
+	// Name of the volume and its disk.
+	Name string
+	// DryRun, when present, asks that nothing be persisted.
+	DryRun []string
+}
+
+// HotplugVolumeSource is a volume source that can be hotplugged.
+type HotplugVolumeSource struct {
+	// PersistentVolumeClaim to hotplug.
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource
+	// DataVolume to hotplug.
+	DataVolume *DataVolumeSource
+}
+
+// VolumeSnapshotStatus says whether a volume can be snapshotted.
+type VolumeSnapshotStatus struct {
+	// Name of the volume.
+	Name string
+	// Enabled says it can.
+	Enabled bool
+	// Reason it cannot.
+	Reason string
+}
+
+// MemoryDumpPhase is the phase of a memory dump.
+type MemoryDumpPhase string
+
+// VirtualMachineMemoryDumpRequest is a memory dump asked for.
+type VirtualMachineMemoryDumpRequest struct {
+	// ClaimName is the claim the dump goes to.
+	ClaimName string
+	// Phase of the dump.
+	Phase MemoryDumpPhase
+	// Remove asks to detach the claim.
+	Remove bool
+	// StartTimestamp is when the dump started.
+	StartTimestamp *metav1.Time
+	// EndTimestamp is when the dump ended.
+	EndTimestamp *metav1.Time
+	// FileName of the dump.
+	FileName *string
+	// Message says why it failed.
+	Message string
+}
+
+// VolumeUpdateState is the state of a volume update.
+type VolumeUpdateState struct {
+	// VolumeMigrationState is the state of a volume migration.
+	VolumeMigrationState *VolumeMigrationState
+}
+
+// VolumeMigrationState is the state of a volume migration.
+type VolumeMigrationState struct {
+	// MigratedVolumes are the volumes it moves.
+	MigratedVolumes []StorageMigratedVolumeInfo
 }
 
 // StateChangeRequestAction is what a state change request asks for.
+// +enum
 type StateChangeRequestAction string
 
 const (

@@ -25,6 +25,42 @@ type VolumeSource struct {
 	CloudInitNoCloud *CloudInitNoCloudSource
 	// PersistentVolumeClaim attaches a claim of the VMI's namespace.
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource
+	// HostDisk is a disk image file on the node. Refused: the launcher is
+	// unprivileged and sees no path of the node.
+	HostDisk *HostDisk
+	// CloudInitConfigDrive passes cloud-init data through an OpenStack
+	// config drive. Refused: not implemented yet; use cloudInitNoCloud.
+	CloudInitConfigDrive *CloudInitConfigDriveSource
+	// Sysprep passes a Windows answer file. Refused: not implemented yet.
+	Sysprep *SysprepSource
+	// Ephemeral puts a copy-on-write layer that lives as long as the VMI
+	// over a claim. Refused: not implemented yet.
+	Ephemeral *EphemeralVolumeSource
+	// DataVolume attaches the claim of a CDI DataVolume. Refused: the
+	// Containerized Data Importer (CDI) is not installed with this
+	// platform; use persistentVolumeClaim.
+	DataVolume *DataVolumeSource
+	// ConfigMap attaches a ConfigMap as an ISO disk. Refused: not
+	// implemented yet.
+	ConfigMap *ConfigMapVolumeSource
+	// Secret attaches a Secret as an ISO disk. Refused: not implemented
+	// yet.
+	Secret *SecretVolumeSource
+	// DownwardAPI attaches pod information as an ISO disk. Refused: not
+	// implemented yet.
+	DownwardAPI *DownwardAPIVolumeSource
+	// ServiceAccount attaches a service account's token as an ISO disk.
+	// Refused: not implemented yet.
+	ServiceAccount *ServiceAccountVolumeSource
+	// DownwardMetrics attaches host metrics as a small disk. Refused: no
+	// node component serves the metrics.
+	DownwardMetrics *DownwardMetricsVolumeSource
+	// MemoryDump is the claim a memory dump of the guest is written to.
+	// Refused: this platform takes no memory dumps.
+	MemoryDump *MemoryDumpVolumeSource
+	// ContainerPath shares a path of the launcher container through
+	// virtiofs. Refused: the launcher runs no virtiofsd.
+	ContainerPath *ContainerPathVolumeSource
 }
 
 // ContainerDiskSource is a disk image inside a container image.
@@ -71,6 +107,9 @@ type PersistentVolumeClaimVolumeSource struct {
 	ClaimName string
 	// ReadOnly attaches the claim read-only.
 	ReadOnly bool
+	// Hotpluggable lets the volume be attached to and detached from a
+	// running guest. true is refused: this platform does not hotplug.
+	Hotpluggable bool
 }
 
 // Network is a network the guest's interfaces can attach to.
@@ -85,6 +124,21 @@ type Network struct {
 type NetworkSource struct {
 	// Pod is the launcher pod's own network.
 	Pod *PodNetwork
+	// Multus is a secondary network of a NetworkAttachmentDefinition.
+	// Refused: Multus is not installed with this platform.
+	Multus *MultusNetwork
+	// ResourceClaim is a network device from a DRA ResourceClaim. Refused:
+	// this platform has no DRA driver for network devices.
+	ResourceClaim *ClaimRequest
+}
+
+// MultusNetwork is a network of a NetworkAttachmentDefinition.
+type MultusNetwork struct {
+	// NetworkName is the NetworkAttachmentDefinition, as name or
+	// namespace/name.
+	NetworkName string
+	// Default makes it the pod's default network.
+	Default bool
 }
 
 // PodNetwork is the launcher pod's network.
@@ -92,4 +146,7 @@ type PodNetwork struct {
 	// VMNetworkCIDR is the guest's network behind masquerade. It never leaves
 	// the pod. Defaults to 198.19.255.0/24.
 	VMNetworkCIDR string
+	// VMIPv6NetworkCIDR is the guest's IPv6 network behind masquerade.
+	// Refused: the pod network here is IPv4-only.
+	VMIPv6NetworkCIDR string
 }

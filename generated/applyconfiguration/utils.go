@@ -32,36 +32,134 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=virtualization.kubevirt.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("AccessCredential"):
+		return &virtualizationv1.AccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AccessCredentialSecretSource"):
+		return &virtualizationv1.AccessCredentialSecretSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ACPI"):
+		return &virtualizationv1.ACPIApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AddVolumeOptions"):
+		return &virtualizationv1.AddVolumeOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BIOS"):
 		return &virtualizationv1.BIOSApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BlockSize"):
+		return &virtualizationv1.BlockSizeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Bootloader"):
 		return &virtualizationv1.BootloaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CDRomTarget"):
 		return &virtualizationv1.CDRomTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ChangedBlockTrackingStatus"):
+		return &virtualizationv1.ChangedBlockTrackingStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Chassis"):
+		return &virtualizationv1.ChassisApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClaimRequest"):
+		return &virtualizationv1.ClaimRequestApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Clock"):
+		return &virtualizationv1.ClockApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClockOffset"):
+		return &virtualizationv1.ClockOffsetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClockOffsetUTC"):
+		return &virtualizationv1.ClockOffsetUTCApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CloudInitConfigDriveSource"):
+		return &virtualizationv1.CloudInitConfigDriveSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitNoCloudSource"):
 		return &virtualizationv1.CloudInitNoCloudSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
+		return &virtualizationv1.ConfigMapVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerDiskInfo"):
+		return &virtualizationv1.ContainerDiskInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
 		return &virtualizationv1.ContainerDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerPathVolumeSource"):
+		return &virtualizationv1.ContainerPathVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
 		return &virtualizationv1.CPUApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUFeature"):
+		return &virtualizationv1.CPUFeatureApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUTopology"):
+		return &virtualizationv1.CPUTopologyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CustomBlockSize"):
+		return &virtualizationv1.CustomBlockSizeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DataVolumeSource"):
+		return &virtualizationv1.DataVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DataVolumeTemplateSpec"):
+		return &virtualizationv1.DataVolumeTemplateSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):
 		return &virtualizationv1.DevicesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DHCPOptions"):
+		return &virtualizationv1.DHCPOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DHCPPrivateOptions"):
+		return &virtualizationv1.DHCPPrivateOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Diag288Watchdog"):
+		return &virtualizationv1.Diag288WatchdogApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Disk"):
 		return &virtualizationv1.DiskApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DiskDevice"):
 		return &virtualizationv1.DiskDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DiskIOThreads"):
+		return &virtualizationv1.DiskIOThreadsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DiskTarget"):
 		return &virtualizationv1.DiskTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DomainMemoryDumpInfo"):
+		return &virtualizationv1.DomainMemoryDumpInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DomainSpec"):
 		return &virtualizationv1.DomainSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DowntimeTuningOptions"):
+		return &virtualizationv1.DowntimeTuningOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeSource"):
+		return &virtualizationv1.DownwardAPIVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EFI"):
 		return &virtualizationv1.EFIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDiskSource"):
 		return &virtualizationv1.EmptyDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("EphemeralVolumeSource"):
+		return &virtualizationv1.EphemeralVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ExperimentalMigrationOptions"):
+		return &virtualizationv1.ExperimentalMigrationOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureAPIC"):
+		return &virtualizationv1.FeatureAPICApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureHyperv"):
+		return &virtualizationv1.FeatureHypervApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureKVM"):
+		return &virtualizationv1.FeatureKVMApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Features"):
+		return &virtualizationv1.FeaturesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureSpinlocks"):
+		return &virtualizationv1.FeatureSpinlocksApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureState"):
+		return &virtualizationv1.FeatureStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureVendorID"):
+		return &virtualizationv1.FeatureVendorIDApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Filesystem"):
+		return &virtualizationv1.FilesystemApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &virtualizationv1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GPU"):
+		return &virtualizationv1.GPUApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Handler"):
+		return &virtualizationv1.HandlerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HostDevice"):
+		return &virtualizationv1.HostDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HostDisk"):
+		return &virtualizationv1.HostDiskApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HotplugVolumeSource"):
+		return &virtualizationv1.HotplugVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HotplugVolumeStatus"):
+		return &virtualizationv1.HotplugVolumeStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HPETTimer"):
+		return &virtualizationv1.HPETTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Hugepages"):
+		return &virtualizationv1.HugepagesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HyperVPassthrough"):
+		return &virtualizationv1.HyperVPassthroughApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HypervTimer"):
+		return &virtualizationv1.HypervTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("I6300ESBWatchdog"):
 		return &virtualizationv1.I6300ESBWatchdogApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InitrdInfo"):
+		return &virtualizationv1.InitrdInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Input"):
+		return &virtualizationv1.InputApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &virtualizationv1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):
@@ -70,34 +168,130 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.KernelBootApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KernelBootContainer"):
 		return &virtualizationv1.KernelBootContainerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KernelBootStatus"):
+		return &virtualizationv1.KernelBootStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KernelInfo"):
+		return &virtualizationv1.KernelInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KVMTimer"):
+		return &virtualizationv1.KVMTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LaunchSecurity"):
+		return &virtualizationv1.LaunchSecurityApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LunTarget"):
+		return &virtualizationv1.LunTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Machine"):
 		return &virtualizationv1.MachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
 		return &virtualizationv1.MemoryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryDumpVolumeSource"):
+		return &virtualizationv1.MemoryDumpVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryStatus"):
+		return &virtualizationv1.MemoryStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MultusNetwork"):
+		return &virtualizationv1.MultusNetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &virtualizationv1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSource"):
 		return &virtualizationv1.NetworkSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NUMA"):
+		return &virtualizationv1.NUMAApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PanicDevice"):
+		return &virtualizationv1.PanicDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimInfo"):
 		return &virtualizationv1.PersistentVolumeClaimInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &virtualizationv1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PITTimer"):
+		return &virtualizationv1.PITTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PluginBinding"):
+		return &virtualizationv1.PluginBindingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodNetwork"):
 		return &virtualizationv1.PodNetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Port"):
 		return &virtualizationv1.PortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PortRange"):
+		return &virtualizationv1.PortRangeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Probe"):
+		return &virtualizationv1.ProbeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"):
+		return &virtualizationv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Realtime"):
+		return &virtualizationv1.RealtimeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RemoveVolumeOptions"):
+		return &virtualizationv1.RemoveVolumeOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ReservedOverhead"):
+		return &virtualizationv1.ReservedOverheadApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
 		return &virtualizationv1.ResourceRequirementsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RTCTimer"):
+		return &virtualizationv1.RTCTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SecretVolumeSource"):
+		return &virtualizationv1.SecretVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ServiceAccountVolumeSource"):
+		return &virtualizationv1.ServiceAccountVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SEV"):
+		return &virtualizationv1.SEVApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SEVPolicy"):
+		return &virtualizationv1.SEVPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SoundDevice"):
+		return &virtualizationv1.SoundDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredential"):
+		return &virtualizationv1.SSHPublicKeyAccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialPropagationMethod"):
+		return &virtualizationv1.SSHPublicKeyAccessCredentialPropagationMethodApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialSource"):
+		return &virtualizationv1.SSHPublicKeyAccessCredentialSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("StallDetectorOptions"):
+		return &virtualizationv1.StallDetectorOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("StorageMigratedVolumeInfo"):
+		return &virtualizationv1.StorageMigratedVolumeInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
+		return &virtualizationv1.SyNICTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SysprepSource"):
+		return &virtualizationv1.SysprepSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Timer"):
+		return &virtualizationv1.TimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TLBFlush"):
+		return &virtualizationv1.TLBFlushApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TopologyHints"):
+		return &virtualizationv1.TopologyHintsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TPMDevice"):
+		return &virtualizationv1.TPMDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredential"):
+		return &virtualizationv1.UserPasswordAccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredentialPropagationMethod"):
+		return &virtualizationv1.UserPasswordAccessCredentialPropagationMethodApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredentialSource"):
+		return &virtualizationv1.UserPasswordAccessCredentialSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UtilityVolume"):
+		return &virtualizationv1.UtilityVolumeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VGPUDisplayOptions"):
+		return &virtualizationv1.VGPUDisplayOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VGPUOptions"):
+		return &virtualizationv1.VGPUOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VideoDevice"):
+		return &virtualizationv1.VideoDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &virtualizationv1.VirtualMachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):
 		return &virtualizationv1.VirtualMachineConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"):
 		return &virtualizationv1.VirtualMachineInstanceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceBackupStatus"):
+		return &virtualizationv1.VirtualMachineInstanceBackupStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceBackupVolumeInfo"):
+		return &virtualizationv1.VirtualMachineInstanceBackupVolumeInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceCommonMigrationState"):
+		return &virtualizationv1.VirtualMachineInstanceCommonMigrationStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceCondition"):
 		return &virtualizationv1.VirtualMachineInstanceConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceGuestOSInfo"):
 		return &virtualizationv1.VirtualMachineInstanceGuestOSInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationSourceState"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationSourceStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationState"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationTargetState"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationTargetStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceNetworkInterface"):
 		return &virtualizationv1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
@@ -110,12 +304,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceReplicaSetSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetStatus"):
 		return &virtualizationv1.VirtualMachineInstanceReplicaSetStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceResourceClaim"):
+		return &virtualizationv1.VirtualMachineInstanceResourceClaimApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceSpec"):
 		return &virtualizationv1.VirtualMachineInstanceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceStatus"):
 		return &virtualizationv1.VirtualMachineInstanceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceTemplateSpec"):
 		return &virtualizationv1.VirtualMachineInstanceTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineMemoryDumpRequest"):
+		return &virtualizationv1.VirtualMachineMemoryDumpRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineSpec"):
 		return &virtualizationv1.VirtualMachineSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStartFailure"):
@@ -124,12 +322,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineStateChangeRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStatus"):
 		return &virtualizationv1.VirtualMachineStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineVolumeRequest"):
+		return &virtualizationv1.VirtualMachineVolumeRequestApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VMIMConfigurationOptions"):
+		return &virtualizationv1.VMIMConfigurationOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):
 		return &virtualizationv1.VolumeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeMigrationState"):
+		return &virtualizationv1.VolumeMigrationStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeSnapshotStatus"):
+		return &virtualizationv1.VolumeSnapshotStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSource"):
 		return &virtualizationv1.VolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeStatus"):
 		return &virtualizationv1.VolumeStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeUpdateState"):
+		return &virtualizationv1.VolumeUpdateStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Watchdog"):
 		return &virtualizationv1.WatchdogApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WatchdogDevice"):

@@ -36,392 +36,514 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		v1.ContainerResourceMetricSource{}.OpenAPIModelName():                                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
-		v1.ContainerResourceMetricStatus{}.OpenAPIModelName():                                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
-		v1.CrossVersionObjectReference{}.OpenAPIModelName():                                  schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
-		v1.ExternalMetricSource{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_ExternalMetricSource(ref),
-		v1.ExternalMetricStatus{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_ExternalMetricStatus(ref),
-		v1.HorizontalPodAutoscaler{}.OpenAPIModelName():                                      schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscaler(ref),
-		v1.HorizontalPodAutoscalerCondition{}.OpenAPIModelName():                             schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerCondition(ref),
-		v1.HorizontalPodAutoscalerList{}.OpenAPIModelName():                                  schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerList(ref),
-		v1.HorizontalPodAutoscalerSpec{}.OpenAPIModelName():                                  schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerSpec(ref),
-		v1.HorizontalPodAutoscalerStatus{}.OpenAPIModelName():                                schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerStatus(ref),
-		v1.MetricSpec{}.OpenAPIModelName():                                                   schema_k8sio_api_autoscaling_v1_MetricSpec(ref),
-		v1.MetricStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_autoscaling_v1_MetricStatus(ref),
-		v1.ObjectMetricSource{}.OpenAPIModelName():                                           schema_k8sio_api_autoscaling_v1_ObjectMetricSource(ref),
-		v1.ObjectMetricStatus{}.OpenAPIModelName():                                           schema_k8sio_api_autoscaling_v1_ObjectMetricStatus(ref),
-		v1.PodsMetricSource{}.OpenAPIModelName():                                             schema_k8sio_api_autoscaling_v1_PodsMetricSource(ref),
-		v1.PodsMetricStatus{}.OpenAPIModelName():                                             schema_k8sio_api_autoscaling_v1_PodsMetricStatus(ref),
-		v1.ResourceMetricSource{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_ResourceMetricSource(ref),
-		v1.ResourceMetricStatus{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_ResourceMetricStatus(ref),
-		v1.Scale{}.OpenAPIModelName():                                                        schema_k8sio_api_autoscaling_v1_Scale(ref),
-		v1.ScaleSpec{}.OpenAPIModelName():                                                    schema_k8sio_api_autoscaling_v1_ScaleSpec(ref),
-		v1.ScaleStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_autoscaling_v1_ScaleStatus(ref),
-		corev1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
-		corev1.Affinity{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_Affinity(ref),
-		corev1.AppArmorProfile{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_AppArmorProfile(ref),
-		corev1.AttachedVolume{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_AttachedVolume(ref),
-		corev1.AvoidPods{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_AvoidPods(ref),
-		corev1.AzureDiskVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_AzureDiskVolumeSource(ref),
-		corev1.AzureFilePersistentVolumeSource{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_AzureFilePersistentVolumeSource(ref),
-		corev1.AzureFileVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_AzureFileVolumeSource(ref),
-		corev1.Binding{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_Binding(ref),
-		corev1.CSIPersistentVolumeSource{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_CSIPersistentVolumeSource(ref),
-		corev1.CSIVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_CSIVolumeSource(ref),
-		corev1.Capabilities{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_Capabilities(ref),
-		corev1.CephFSPersistentVolumeSource{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_CephFSPersistentVolumeSource(ref),
-		corev1.CephFSVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_CephFSVolumeSource(ref),
-		corev1.CinderPersistentVolumeSource{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_CinderPersistentVolumeSource(ref),
-		corev1.CinderVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_CinderVolumeSource(ref),
-		corev1.ClientIPConfig{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ClientIPConfig(ref),
-		corev1.ClusterTrustBundleProjection{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_ClusterTrustBundleProjection(ref),
-		corev1.ComponentCondition{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ComponentCondition(ref),
-		corev1.ComponentStatus{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ComponentStatus(ref),
-		corev1.ComponentStatusList{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ComponentStatusList(ref),
-		corev1.ConfigMap{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ConfigMap(ref),
-		corev1.ConfigMapEnvSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ConfigMapEnvSource(ref),
-		corev1.ConfigMapKeySelector{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ConfigMapKeySelector(ref),
-		corev1.ConfigMapList{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ConfigMapList(ref),
-		corev1.ConfigMapNodeConfigSource{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_ConfigMapNodeConfigSource(ref),
-		corev1.ConfigMapProjection{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ConfigMapProjection(ref),
-		corev1.ConfigMapVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ConfigMapVolumeSource(ref),
-		corev1.Container{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_Container(ref),
-		corev1.ContainerExtendedResourceRequest{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_ContainerExtendedResourceRequest(ref),
-		corev1.ContainerImage{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerImage(ref),
-		corev1.ContainerPort{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ContainerPort(ref),
-		corev1.ContainerResizePolicy{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ContainerResizePolicy(ref),
-		corev1.ContainerRestartRule{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ContainerRestartRule(ref),
-		corev1.ContainerRestartRuleOnExitCodes{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_ContainerRestartRuleOnExitCodes(ref),
-		corev1.ContainerState{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerState(ref),
-		corev1.ContainerStateRunning{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ContainerStateRunning(ref),
-		corev1.ContainerStateTerminated{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_ContainerStateTerminated(ref),
-		corev1.ContainerStateWaiting{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ContainerStateWaiting(ref),
-		corev1.ContainerStatus{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ContainerStatus(ref),
-		corev1.ContainerUser{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ContainerUser(ref),
-		corev1.DaemonEndpoint{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_DaemonEndpoint(ref),
-		corev1.DownwardAPIProjection{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_DownwardAPIProjection(ref),
-		corev1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_DownwardAPIVolumeFile(ref),
-		corev1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_DownwardAPIVolumeSource(ref),
-		corev1.EmptyDirVolumeSource{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_EmptyDirVolumeSource(ref),
-		corev1.EndpointAddress{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_EndpointAddress(ref),
-		corev1.EndpointPort{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_EndpointPort(ref),
-		corev1.EndpointSubset{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_EndpointSubset(ref),
-		corev1.Endpoints{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_Endpoints(ref),
-		corev1.EndpointsList{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_EndpointsList(ref),
-		corev1.EnvFromSource{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_EnvFromSource(ref),
-		corev1.EnvVar{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_EnvVar(ref),
-		corev1.EnvVarSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_EnvVarSource(ref),
-		corev1.EphemeralContainer{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_EphemeralContainer(ref),
-		corev1.EphemeralContainerCommon{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_EphemeralContainerCommon(ref),
-		corev1.EphemeralVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_EphemeralVolumeSource(ref),
-		corev1.Event{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_Event(ref),
-		corev1.EventList{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_EventList(ref),
-		corev1.EventSeries{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_EventSeries(ref),
-		corev1.EventSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_EventSource(ref),
-		corev1.EvictionResponder{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_EvictionResponder(ref),
-		corev1.ExecAction{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ExecAction(ref),
-		corev1.FCVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_FCVolumeSource(ref),
-		corev1.FileKeySelector{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_FileKeySelector(ref),
-		corev1.FlexPersistentVolumeSource{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_FlexPersistentVolumeSource(ref),
-		corev1.FlexVolumeSource{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_FlexVolumeSource(ref),
-		corev1.FlockerVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_FlockerVolumeSource(ref),
-		corev1.GCEPersistentDiskVolumeSource{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_GCEPersistentDiskVolumeSource(ref),
-		corev1.GRPCAction{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_GRPCAction(ref),
-		corev1.GitRepoVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_GitRepoVolumeSource(ref),
-		corev1.GlusterfsPersistentVolumeSource{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_GlusterfsPersistentVolumeSource(ref),
-		corev1.GlusterfsVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_GlusterfsVolumeSource(ref),
-		corev1.HTTPGetAction{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_HTTPGetAction(ref),
-		corev1.HTTPHeader{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_HTTPHeader(ref),
-		corev1.HostAlias{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_HostAlias(ref),
-		corev1.HostIP{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_HostIP(ref),
-		corev1.HostPathVolumeSource{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_HostPathVolumeSource(ref),
-		corev1.ISCSIPersistentVolumeSource{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_ISCSIPersistentVolumeSource(ref),
-		corev1.ISCSIVolumeSource{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ISCSIVolumeSource(ref),
-		corev1.ImageVolumeSource{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ImageVolumeSource(ref),
-		corev1.ImageVolumeStatus{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ImageVolumeStatus(ref),
-		corev1.KeyToPath{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_KeyToPath(ref),
-		corev1.Lifecycle{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_Lifecycle(ref),
-		corev1.LifecycleHandler{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_LifecycleHandler(ref),
-		corev1.LimitRange{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_LimitRange(ref),
-		corev1.LimitRangeItem{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_LimitRangeItem(ref),
-		corev1.LimitRangeList{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_LimitRangeList(ref),
-		corev1.LimitRangeSpec{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_LimitRangeSpec(ref),
-		corev1.LinuxContainerUser{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_LinuxContainerUser(ref),
-		corev1.List{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_List(ref),
-		corev1.LoadBalancerIngress{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_LoadBalancerIngress(ref),
-		corev1.LoadBalancerStatus{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_LoadBalancerStatus(ref),
-		corev1.LocalObjectReference{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_LocalObjectReference(ref),
-		corev1.LocalVolumeSource{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_LocalVolumeSource(ref),
-		corev1.ModifyVolumeStatus{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ModifyVolumeStatus(ref),
-		corev1.NFSVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_NFSVolumeSource(ref),
-		corev1.Namespace{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_Namespace(ref),
-		corev1.NamespaceCondition{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_NamespaceCondition(ref),
-		corev1.NamespaceList{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_NamespaceList(ref),
-		corev1.NamespaceSpec{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_NamespaceSpec(ref),
-		corev1.NamespaceStatus{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_NamespaceStatus(ref),
-		corev1.Node{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_Node(ref),
-		corev1.NodeAddress{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_NodeAddress(ref),
-		corev1.NodeAffinity{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_NodeAffinity(ref),
-		corev1.NodeAllocatableMappedResources{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_NodeAllocatableMappedResources(ref),
-		corev1.NodeAllocatableOverheadResources{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_NodeAllocatableOverheadResources(ref),
-		corev1.NodeAllocatableResourceClaimStatus{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_NodeAllocatableResourceClaimStatus(ref),
-		corev1.NodeCondition{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_NodeCondition(ref),
-		corev1.NodeConfigSource{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeConfigSource(ref),
-		corev1.NodeConfigStatus{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeConfigStatus(ref),
-		corev1.NodeDaemonEndpoints{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_NodeDaemonEndpoints(ref),
-		corev1.NodeFeatures{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_NodeFeatures(ref),
-		corev1.NodeList{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NodeList(ref),
-		corev1.NodePodPreemptionPolicy{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_NodePodPreemptionPolicy(ref),
-		corev1.NodeProxyOptions{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeProxyOptions(ref),
-		corev1.NodeRuntimeHandler{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_NodeRuntimeHandler(ref),
-		corev1.NodeRuntimeHandlerFeatures{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_NodeRuntimeHandlerFeatures(ref),
-		corev1.NodeSelector{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_NodeSelector(ref),
-		corev1.NodeSelectorRequirement{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_NodeSelectorRequirement(ref),
-		corev1.NodeSelectorTerm{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeSelectorTerm(ref),
-		corev1.NodeSpec{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NodeSpec(ref),
-		corev1.NodeStatus{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_NodeStatus(ref),
-		corev1.NodeSwapStatus{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_NodeSwapStatus(ref),
-		corev1.NodeSystemInfo{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_NodeSystemInfo(ref),
-		corev1.ObjectFieldSelector{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ObjectFieldSelector(ref),
-		corev1.ObjectReference{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ObjectReference(ref),
-		corev1.PersistentVolume{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_PersistentVolume(ref),
-		corev1.PersistentVolumeClaim{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_PersistentVolumeClaim(ref),
-		corev1.PersistentVolumeClaimCondition{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_PersistentVolumeClaimCondition(ref),
-		corev1.PersistentVolumeClaimList{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_PersistentVolumeClaimList(ref),
-		corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_PersistentVolumeClaimSpec(ref),
-		corev1.PersistentVolumeClaimStatus{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_PersistentVolumeClaimStatus(ref),
-		corev1.PersistentVolumeClaimTemplate{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_PersistentVolumeClaimTemplate(ref),
-		corev1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_PersistentVolumeClaimVolumeSource(ref),
-		corev1.PersistentVolumeList{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PersistentVolumeList(ref),
-		corev1.PersistentVolumeSource{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_PersistentVolumeSource(ref),
-		corev1.PersistentVolumeSpec{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PersistentVolumeSpec(ref),
-		corev1.PersistentVolumeStatus{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_PersistentVolumeStatus(ref),
-		corev1.PhotonPersistentDiskVolumeSource{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_PhotonPersistentDiskVolumeSource(ref),
-		corev1.Pod{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_Pod(ref),
-		corev1.PodAffinity{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodAffinity(ref),
-		corev1.PodAffinityTerm{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodAffinityTerm(ref),
-		corev1.PodAntiAffinity{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodAntiAffinity(ref),
-		corev1.PodAttachOptions{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_PodAttachOptions(ref),
-		corev1.PodCertificateProjection{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_PodCertificateProjection(ref),
-		corev1.PodCondition{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PodCondition(ref),
-		corev1.PodDNSConfig{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PodDNSConfig(ref),
-		corev1.PodDNSConfigOption{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_PodDNSConfigOption(ref),
-		corev1.PodExecOptions{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_PodExecOptions(ref),
-		corev1.PodExtendedResourceClaimStatus{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_PodExtendedResourceClaimStatus(ref),
-		corev1.PodIP{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodIP(ref),
-		corev1.PodList{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_PodList(ref),
-		corev1.PodLogOptions{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PodLogOptions(ref),
-		corev1.PodOS{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodOS(ref),
-		corev1.PodPortForwardOptions{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_PodPortForwardOptions(ref),
-		corev1.PodProxyOptions{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodProxyOptions(ref),
-		corev1.PodReadinessGate{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_PodReadinessGate(ref),
-		corev1.PodResourceClaim{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_PodResourceClaim(ref),
-		corev1.PodResourceClaimStatus{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_PodResourceClaimStatus(ref),
-		corev1.PodSchedulingGate{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_PodSchedulingGate(ref),
-		corev1.PodSchedulingGroup{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_PodSchedulingGroup(ref),
-		corev1.PodSecurityContext{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_PodSecurityContext(ref),
-		corev1.PodSignature{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PodSignature(ref),
-		corev1.PodSpec{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_PodSpec(ref),
-		corev1.PodStatus{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_PodStatus(ref),
-		corev1.PodTemplate{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodTemplate(ref),
-		corev1.PodTemplateList{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodTemplateList(ref),
-		corev1.PodTemplateSpec{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodTemplateSpec(ref),
-		corev1.PodVolumeHealth{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodVolumeHealth(ref),
-		corev1.PortStatus{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PortStatus(ref),
-		corev1.PortworxVolumeSource{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PortworxVolumeSource(ref),
-		corev1.PreferAvoidPodsEntry{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PreferAvoidPodsEntry(ref),
-		corev1.PreferredSchedulingTerm{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_PreferredSchedulingTerm(ref),
-		corev1.Probe{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_Probe(ref),
-		corev1.ProbeHandler{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ProbeHandler(ref),
-		corev1.ProjectedVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ProjectedVolumeSource(ref),
-		corev1.QuobyteVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_QuobyteVolumeSource(ref),
-		corev1.RBDPersistentVolumeSource{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_RBDPersistentVolumeSource(ref),
-		corev1.RBDVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_RBDVolumeSource(ref),
-		corev1.RangeAllocation{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_RangeAllocation(ref),
-		corev1.ReplicationController{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ReplicationController(ref),
-		corev1.ReplicationControllerCondition{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_ReplicationControllerCondition(ref),
-		corev1.ReplicationControllerList{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_ReplicationControllerList(ref),
-		corev1.ReplicationControllerSpec{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_ReplicationControllerSpec(ref),
-		corev1.ReplicationControllerStatus{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_ReplicationControllerStatus(ref),
-		corev1.ResourceClaim{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ResourceClaim(ref),
-		corev1.ResourceFieldSelector{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ResourceFieldSelector(ref),
-		corev1.ResourceHealth{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ResourceHealth(ref),
-		corev1.ResourceQuota{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ResourceQuota(ref),
-		corev1.ResourceQuotaList{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ResourceQuotaList(ref),
-		corev1.ResourceQuotaSpec{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ResourceQuotaSpec(ref),
-		corev1.ResourceQuotaStatus{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ResourceQuotaStatus(ref),
-		corev1.ResourceRequirements{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ResourceRequirements(ref),
-		corev1.ResourceStatus{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ResourceStatus(ref),
-		corev1.SELinuxOptions{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_SELinuxOptions(ref),
-		corev1.ScaleIOPersistentVolumeSource{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_ScaleIOPersistentVolumeSource(ref),
-		corev1.ScaleIOVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ScaleIOVolumeSource(ref),
-		corev1.ScopeSelector{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ScopeSelector(ref),
-		corev1.ScopedResourceSelectorRequirement{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_ScopedResourceSelectorRequirement(ref),
-		corev1.SeccompProfile{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_SeccompProfile(ref),
-		corev1.Secret{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_Secret(ref),
-		corev1.SecretEnvSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_SecretEnvSource(ref),
-		corev1.SecretKeySelector{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_SecretKeySelector(ref),
-		corev1.SecretList{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_SecretList(ref),
-		corev1.SecretProjection{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_SecretProjection(ref),
-		corev1.SecretReference{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_SecretReference(ref),
-		corev1.SecretVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_SecretVolumeSource(ref),
-		corev1.SecurityContext{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_SecurityContext(ref),
-		corev1.SerializedReference{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_SerializedReference(ref),
-		corev1.Service{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_Service(ref),
-		corev1.ServiceAccount{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ServiceAccount(ref),
-		corev1.ServiceAccountList{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ServiceAccountList(ref),
-		corev1.ServiceAccountTokenProjection{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_ServiceAccountTokenProjection(ref),
-		corev1.ServiceList{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ServiceList(ref),
-		corev1.ServicePort{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ServicePort(ref),
-		corev1.ServiceProxyOptions{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ServiceProxyOptions(ref),
-		corev1.ServiceSpec{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ServiceSpec(ref),
-		corev1.ServiceStatus{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ServiceStatus(ref),
-		corev1.SessionAffinityConfig{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_SessionAffinityConfig(ref),
-		corev1.SleepAction{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_SleepAction(ref),
-		corev1.StorageOSPersistentVolumeSource{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_StorageOSPersistentVolumeSource(ref),
-		corev1.StorageOSVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_StorageOSVolumeSource(ref),
-		corev1.Sysctl{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_Sysctl(ref),
-		corev1.TCPSocketAction{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_TCPSocketAction(ref),
-		corev1.Taint{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_Taint(ref),
-		corev1.Toleration{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_Toleration(ref),
-		corev1.TopologySelectorLabelRequirement{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_TopologySelectorLabelRequirement(ref),
-		corev1.TopologySelectorTerm{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_TopologySelectorTerm(ref),
-		corev1.TopologySpreadConstraint{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_TopologySpreadConstraint(ref),
-		corev1.TypedLocalObjectReference{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_TypedLocalObjectReference(ref),
-		corev1.TypedObjectReference{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_TypedObjectReference(ref),
-		corev1.Volume{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_Volume(ref),
-		corev1.VolumeDevice{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_VolumeDevice(ref),
-		corev1.VolumeHealthCondition{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_VolumeHealthCondition(ref),
-		corev1.VolumeHealthStatus{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_VolumeHealthStatus(ref),
-		corev1.VolumeMount{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_VolumeMount(ref),
-		corev1.VolumeMountStatus{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_VolumeMountStatus(ref),
-		corev1.VolumeNodeAffinity{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_VolumeNodeAffinity(ref),
-		corev1.VolumeProjection{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_VolumeProjection(ref),
-		corev1.VolumeResourceRequirements{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_VolumeResourceRequirements(ref),
-		corev1.VolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_VolumeSource(ref),
-		corev1.VolumeStatus{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_VolumeStatus(ref),
-		corev1.VsphereVirtualDiskVolumeSource{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_VsphereVirtualDiskVolumeSource(ref),
-		corev1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_WeightedPodAffinityTerm(ref),
-		corev1.WindowsSecurityContextOptions{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_WindowsSecurityContextOptions(ref),
-		resource.Quantity{}.OpenAPIModelName():                                               schema_apimachinery_pkg_api_resource_Quantity(ref),
-		metav1.APIGroup{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_APIGroup(ref),
-		metav1.APIGroupList{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_APIGroupList(ref),
-		metav1.APIResource{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_APIResource(ref),
-		metav1.APIResourceList{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_APIResourceList(ref),
-		metav1.APIVersions{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_APIVersions(ref),
-		metav1.ApplyOptions{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		metav1.Condition{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_Condition(ref),
-		metav1.CreateOptions{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_CreateOptions(ref),
-		metav1.DeleteOptions{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		metav1.Duration{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_Duration(ref),
-		metav1.FieldSelectorRequirement{}.OpenAPIModelName():                                 schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		metav1.FieldsV1{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_FieldsV1(ref),
-		metav1.GetOptions{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_GetOptions(ref),
-		metav1.GroupKind{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_GroupKind(ref),
-		metav1.GroupResource{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_GroupResource(ref),
-		metav1.GroupVersion{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_GroupVersion(ref),
-		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():                                 schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		metav1.GroupVersionKind{}.OpenAPIModelName():                                         schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		metav1.GroupVersionResource{}.OpenAPIModelName():                                     schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		metav1.InternalEvent{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_InternalEvent(ref),
-		metav1.LabelSelector{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_LabelSelector(ref),
-		metav1.LabelSelectorRequirement{}.OpenAPIModelName():                                 schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		metav1.List{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_List(ref),
-		metav1.ListMeta{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_ListMeta(ref),
-		metav1.ListOptions{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_ListOptions(ref),
-		metav1.ManagedFieldsEntry{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		metav1.MicroTime{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_MicroTime(ref),
-		metav1.ObjectMeta{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		metav1.OwnerReference{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_OwnerReference(ref),
-		metav1.PartialObjectMetadata{}.OpenAPIModelName():                                    schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		metav1.PartialObjectMetadataList{}.OpenAPIModelName():                                schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		metav1.Patch{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_Patch(ref),
-		metav1.PatchOptions{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_PatchOptions(ref),
-		metav1.Preconditions{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_Preconditions(ref),
-		metav1.RootPaths{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_RootPaths(ref),
-		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():                                schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		metav1.ShardInfo{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_ShardInfo(ref),
-		metav1.Status{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_Status(ref),
-		metav1.StatusCause{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_StatusCause(ref),
-		metav1.StatusDetails{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_StatusDetails(ref),
-		metav1.Table{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_Table(ref),
-		metav1.TableColumnDefinition{}.OpenAPIModelName():                                    schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		metav1.TableOptions{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_TableOptions(ref),
-		metav1.TableRow{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_TableRow(ref),
-		metav1.TableRowCondition{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		metav1.Time{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_Time(ref),
-		metav1.Timestamp{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_Timestamp(ref),
-		metav1.TypeMeta{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_TypeMeta(ref),
-		metav1.UpdateOptions{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		metav1.WatchEvent{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():                                            schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():                                                schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                                                 schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		intstr.IntOrString{}.OpenAPIModelName():                                              schema_apimachinery_pkg_util_intstr_IntOrString(ref),
-		version.Info{}.OpenAPIModelName():                                                    schema_k8sio_apimachinery_pkg_version_Info(ref),
-		virtualizationv1.BIOS{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_BIOS(ref),
-		virtualizationv1.Bootloader{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_Bootloader(ref),
-		virtualizationv1.CDRomTarget{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_CDRomTarget(ref),
-		virtualizationv1.CPU{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_CPU(ref),
-		virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_CloudInitNoCloudSource(ref),
-		virtualizationv1.ContainerDiskSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ContainerDiskSource(ref),
-		virtualizationv1.Devices{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_Devices(ref),
-		virtualizationv1.Disk{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_Disk(ref),
-		virtualizationv1.DiskDevice{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_DiskDevice(ref),
-		virtualizationv1.DiskTarget{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_DiskTarget(ref),
-		virtualizationv1.DomainSpec{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_DomainSpec(ref),
-		virtualizationv1.EFI{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_EFI(ref),
-		virtualizationv1.EmptyDiskSource{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_EmptyDiskSource(ref),
-		virtualizationv1.Firmware{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_Firmware(ref),
-		virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName():                               schema_virt_apis_virtualization_v1_I6300ESBWatchdog(ref),
-		virtualizationv1.Interface{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_Interface(ref),
-		virtualizationv1.InterfaceBindingMethod{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref),
-		virtualizationv1.InterfaceBridge{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_InterfaceBridge(ref),
-		virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_InterfaceMasquerade(ref),
-		virtualizationv1.KernelBoot{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_KernelBoot(ref),
-		virtualizationv1.KernelBootContainer{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_KernelBootContainer(ref),
-		virtualizationv1.Machine{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_Machine(ref),
-		virtualizationv1.Memory{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_Memory(ref),
-		virtualizationv1.Network{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_Network(ref),
-		virtualizationv1.NetworkSource{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_NetworkSource(ref),
-		virtualizationv1.PauseOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_PauseOptions(ref),
-		virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName():                      schema_virt_apis_virtualization_v1_PersistentVolumeClaimInfo(ref),
-		virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref),
-		virtualizationv1.PodNetwork{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_PodNetwork(ref),
-		virtualizationv1.Port{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_Port(ref),
-		virtualizationv1.ResourceRequirements{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_ResourceRequirements(ref),
-		virtualizationv1.RestartOptions{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_RestartOptions(ref),
-		virtualizationv1.Rng{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_Rng(ref),
-		virtualizationv1.StartOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_StartOptions(ref),
-		virtualizationv1.StopOptions{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_StopOptions(ref),
-		virtualizationv1.UnpauseOptions{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_UnpauseOptions(ref),
-		virtualizationv1.VirtualMachine{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_VirtualMachine(ref),
-		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
-		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
-		virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref),
-		virtualizationv1.VirtualMachineInstanceGuestAgentInfo{}.OpenAPIModelName():           schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestAgentInfo(ref),
-		virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():              schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestOSInfo(ref),
-		virtualizationv1.VirtualMachineInstanceList{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref),
-		virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(ref),
-		virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_VirtualMachineInstancePhaseTransitionTimestamp(ref),
-		virtualizationv1.VirtualMachineInstanceReplicaSet{}.OpenAPIModelName():               schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSet(ref),
-		virtualizationv1.VirtualMachineInstanceReplicaSetCondition{}.OpenAPIModelName():      schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetCondition(ref),
-		virtualizationv1.VirtualMachineInstanceReplicaSetList{}.OpenAPIModelName():           schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetList(ref),
-		virtualizationv1.VirtualMachineInstanceReplicaSetSpec{}.OpenAPIModelName():           schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetSpec(ref),
-		virtualizationv1.VirtualMachineInstanceReplicaSetStatus{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetStatus(ref),
-		virtualizationv1.VirtualMachineInstanceSpec{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref),
-		virtualizationv1.VirtualMachineInstanceStatus{}.OpenAPIModelName():                   schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref),
-		virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():             schema_virt_apis_virtualization_v1_VirtualMachineInstanceTemplateSpec(ref),
-		virtualizationv1.VirtualMachineList{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_VirtualMachineList(ref),
-		virtualizationv1.VirtualMachineSpec{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref),
-		virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineStartFailure(ref),
-		virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName():               schema_virt_apis_virtualization_v1_VirtualMachineStateChangeRequest(ref),
-		virtualizationv1.VirtualMachineStatus{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref),
-		virtualizationv1.Volume{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_Volume(ref),
-		virtualizationv1.VolumeSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_VolumeSource(ref),
-		virtualizationv1.VolumeStatus{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_VolumeStatus(ref),
-		virtualizationv1.Watchdog{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_Watchdog(ref),
-		virtualizationv1.WatchdogDevice{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_WatchdogDevice(ref),
+		v1.ContainerResourceMetricSource{}.OpenAPIModelName():                                       schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
+		v1.ContainerResourceMetricStatus{}.OpenAPIModelName():                                       schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
+		v1.CrossVersionObjectReference{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
+		v1.ExternalMetricSource{}.OpenAPIModelName():                                                schema_k8sio_api_autoscaling_v1_ExternalMetricSource(ref),
+		v1.ExternalMetricStatus{}.OpenAPIModelName():                                                schema_k8sio_api_autoscaling_v1_ExternalMetricStatus(ref),
+		v1.HorizontalPodAutoscaler{}.OpenAPIModelName():                                             schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscaler(ref),
+		v1.HorizontalPodAutoscalerCondition{}.OpenAPIModelName():                                    schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerCondition(ref),
+		v1.HorizontalPodAutoscalerList{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerList(ref),
+		v1.HorizontalPodAutoscalerSpec{}.OpenAPIModelName():                                         schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerSpec(ref),
+		v1.HorizontalPodAutoscalerStatus{}.OpenAPIModelName():                                       schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerStatus(ref),
+		v1.MetricSpec{}.OpenAPIModelName():                                                          schema_k8sio_api_autoscaling_v1_MetricSpec(ref),
+		v1.MetricStatus{}.OpenAPIModelName():                                                        schema_k8sio_api_autoscaling_v1_MetricStatus(ref),
+		v1.ObjectMetricSource{}.OpenAPIModelName():                                                  schema_k8sio_api_autoscaling_v1_ObjectMetricSource(ref),
+		v1.ObjectMetricStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_autoscaling_v1_ObjectMetricStatus(ref),
+		v1.PodsMetricSource{}.OpenAPIModelName():                                                    schema_k8sio_api_autoscaling_v1_PodsMetricSource(ref),
+		v1.PodsMetricStatus{}.OpenAPIModelName():                                                    schema_k8sio_api_autoscaling_v1_PodsMetricStatus(ref),
+		v1.ResourceMetricSource{}.OpenAPIModelName():                                                schema_k8sio_api_autoscaling_v1_ResourceMetricSource(ref),
+		v1.ResourceMetricStatus{}.OpenAPIModelName():                                                schema_k8sio_api_autoscaling_v1_ResourceMetricStatus(ref),
+		v1.Scale{}.OpenAPIModelName():                                                               schema_k8sio_api_autoscaling_v1_Scale(ref),
+		v1.ScaleSpec{}.OpenAPIModelName():                                                           schema_k8sio_api_autoscaling_v1_ScaleSpec(ref),
+		v1.ScaleStatus{}.OpenAPIModelName():                                                         schema_k8sio_api_autoscaling_v1_ScaleStatus(ref),
+		corev1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
+		corev1.Affinity{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_Affinity(ref),
+		corev1.AppArmorProfile{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_AppArmorProfile(ref),
+		corev1.AttachedVolume{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_AttachedVolume(ref),
+		corev1.AvoidPods{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_AvoidPods(ref),
+		corev1.AzureDiskVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_AzureDiskVolumeSource(ref),
+		corev1.AzureFilePersistentVolumeSource{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_AzureFilePersistentVolumeSource(ref),
+		corev1.AzureFileVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_AzureFileVolumeSource(ref),
+		corev1.Binding{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_Binding(ref),
+		corev1.CSIPersistentVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_CSIPersistentVolumeSource(ref),
+		corev1.CSIVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_CSIVolumeSource(ref),
+		corev1.Capabilities{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_Capabilities(ref),
+		corev1.CephFSPersistentVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_CephFSPersistentVolumeSource(ref),
+		corev1.CephFSVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_CephFSVolumeSource(ref),
+		corev1.CinderPersistentVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_CinderPersistentVolumeSource(ref),
+		corev1.CinderVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_CinderVolumeSource(ref),
+		corev1.ClientIPConfig{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ClientIPConfig(ref),
+		corev1.ClusterTrustBundleProjection{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ClusterTrustBundleProjection(ref),
+		corev1.ComponentCondition{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ComponentCondition(ref),
+		corev1.ComponentStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ComponentStatus(ref),
+		corev1.ComponentStatusList{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ComponentStatusList(ref),
+		corev1.ConfigMap{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_ConfigMap(ref),
+		corev1.ConfigMapEnvSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ConfigMapEnvSource(ref),
+		corev1.ConfigMapKeySelector{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ConfigMapKeySelector(ref),
+		corev1.ConfigMapList{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ConfigMapList(ref),
+		corev1.ConfigMapNodeConfigSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ConfigMapNodeConfigSource(ref),
+		corev1.ConfigMapProjection{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ConfigMapProjection(ref),
+		corev1.ConfigMapVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ConfigMapVolumeSource(ref),
+		corev1.Container{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_Container(ref),
+		corev1.ContainerExtendedResourceRequest{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_ContainerExtendedResourceRequest(ref),
+		corev1.ContainerImage{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ContainerImage(ref),
+		corev1.ContainerPort{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ContainerPort(ref),
+		corev1.ContainerResizePolicy{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerResizePolicy(ref),
+		corev1.ContainerRestartRule{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ContainerRestartRule(ref),
+		corev1.ContainerRestartRuleOnExitCodes{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_ContainerRestartRuleOnExitCodes(ref),
+		corev1.ContainerState{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ContainerState(ref),
+		corev1.ContainerStateRunning{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerStateRunning(ref),
+		corev1.ContainerStateTerminated{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ContainerStateTerminated(ref),
+		corev1.ContainerStateWaiting{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerStateWaiting(ref),
+		corev1.ContainerStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ContainerStatus(ref),
+		corev1.ContainerUser{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ContainerUser(ref),
+		corev1.DaemonEndpoint{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_DaemonEndpoint(ref),
+		corev1.DownwardAPIProjection{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_DownwardAPIProjection(ref),
+		corev1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_DownwardAPIVolumeFile(ref),
+		corev1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_DownwardAPIVolumeSource(ref),
+		corev1.EmptyDirVolumeSource{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_EmptyDirVolumeSource(ref),
+		corev1.EndpointAddress{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_EndpointAddress(ref),
+		corev1.EndpointPort{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_EndpointPort(ref),
+		corev1.EndpointSubset{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_EndpointSubset(ref),
+		corev1.Endpoints{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_Endpoints(ref),
+		corev1.EndpointsList{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_EndpointsList(ref),
+		corev1.EnvFromSource{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_EnvFromSource(ref),
+		corev1.EnvVar{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_EnvVar(ref),
+		corev1.EnvVarSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_EnvVarSource(ref),
+		corev1.EphemeralContainer{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_EphemeralContainer(ref),
+		corev1.EphemeralContainerCommon{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_EphemeralContainerCommon(ref),
+		corev1.EphemeralVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_EphemeralVolumeSource(ref),
+		corev1.Event{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_Event(ref),
+		corev1.EventList{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_EventList(ref),
+		corev1.EventSeries{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_EventSeries(ref),
+		corev1.EventSource{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_EventSource(ref),
+		corev1.EvictionResponder{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_EvictionResponder(ref),
+		corev1.ExecAction{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ExecAction(ref),
+		corev1.FCVolumeSource{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_FCVolumeSource(ref),
+		corev1.FileKeySelector{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_FileKeySelector(ref),
+		corev1.FlexPersistentVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_FlexPersistentVolumeSource(ref),
+		corev1.FlexVolumeSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_FlexVolumeSource(ref),
+		corev1.FlockerVolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_FlockerVolumeSource(ref),
+		corev1.GCEPersistentDiskVolumeSource{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_GCEPersistentDiskVolumeSource(ref),
+		corev1.GRPCAction{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_GRPCAction(ref),
+		corev1.GitRepoVolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_GitRepoVolumeSource(ref),
+		corev1.GlusterfsPersistentVolumeSource{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_GlusterfsPersistentVolumeSource(ref),
+		corev1.GlusterfsVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_GlusterfsVolumeSource(ref),
+		corev1.HTTPGetAction{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_HTTPGetAction(ref),
+		corev1.HTTPHeader{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_HTTPHeader(ref),
+		corev1.HostAlias{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_HostAlias(ref),
+		corev1.HostIP{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_HostIP(ref),
+		corev1.HostPathVolumeSource{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_HostPathVolumeSource(ref),
+		corev1.ISCSIPersistentVolumeSource{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ISCSIPersistentVolumeSource(ref),
+		corev1.ISCSIVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ISCSIVolumeSource(ref),
+		corev1.ImageVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ImageVolumeSource(ref),
+		corev1.ImageVolumeStatus{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ImageVolumeStatus(ref),
+		corev1.KeyToPath{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_KeyToPath(ref),
+		corev1.Lifecycle{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_Lifecycle(ref),
+		corev1.LifecycleHandler{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_LifecycleHandler(ref),
+		corev1.LimitRange{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_LimitRange(ref),
+		corev1.LimitRangeItem{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_LimitRangeItem(ref),
+		corev1.LimitRangeList{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_LimitRangeList(ref),
+		corev1.LimitRangeSpec{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_LimitRangeSpec(ref),
+		corev1.LinuxContainerUser{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_LinuxContainerUser(ref),
+		corev1.List{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_List(ref),
+		corev1.LoadBalancerIngress{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_LoadBalancerIngress(ref),
+		corev1.LoadBalancerStatus{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_LoadBalancerStatus(ref),
+		corev1.LocalObjectReference{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_LocalObjectReference(ref),
+		corev1.LocalVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_LocalVolumeSource(ref),
+		corev1.ModifyVolumeStatus{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ModifyVolumeStatus(ref),
+		corev1.NFSVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NFSVolumeSource(ref),
+		corev1.Namespace{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_Namespace(ref),
+		corev1.NamespaceCondition{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_NamespaceCondition(ref),
+		corev1.NamespaceList{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NamespaceList(ref),
+		corev1.NamespaceSpec{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NamespaceSpec(ref),
+		corev1.NamespaceStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NamespaceStatus(ref),
+		corev1.Node{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_Node(ref),
+		corev1.NodeAddress{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_NodeAddress(ref),
+		corev1.NodeAffinity{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_NodeAffinity(ref),
+		corev1.NodeAllocatableMappedResources{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_NodeAllocatableMappedResources(ref),
+		corev1.NodeAllocatableOverheadResources{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_NodeAllocatableOverheadResources(ref),
+		corev1.NodeAllocatableResourceClaimStatus{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_NodeAllocatableResourceClaimStatus(ref),
+		corev1.NodeCondition{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NodeCondition(ref),
+		corev1.NodeConfigSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_NodeConfigSource(ref),
+		corev1.NodeConfigStatus{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_NodeConfigStatus(ref),
+		corev1.NodeDaemonEndpoints{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_NodeDaemonEndpoints(ref),
+		corev1.NodeFeatures{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_NodeFeatures(ref),
+		corev1.NodeList{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_NodeList(ref),
+		corev1.NodePodPreemptionPolicy{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodePodPreemptionPolicy(ref),
+		corev1.NodeProxyOptions{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_NodeProxyOptions(ref),
+		corev1.NodeRuntimeHandler{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_NodeRuntimeHandler(ref),
+		corev1.NodeRuntimeHandlerFeatures{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_NodeRuntimeHandlerFeatures(ref),
+		corev1.NodeSelector{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_NodeSelector(ref),
+		corev1.NodeSelectorRequirement{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeSelectorRequirement(ref),
+		corev1.NodeSelectorTerm{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_NodeSelectorTerm(ref),
+		corev1.NodeSpec{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_NodeSpec(ref),
+		corev1.NodeStatus{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_NodeStatus(ref),
+		corev1.NodeSwapStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_NodeSwapStatus(ref),
+		corev1.NodeSystemInfo{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_NodeSystemInfo(ref),
+		corev1.ObjectFieldSelector{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ObjectFieldSelector(ref),
+		corev1.ObjectReference{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ObjectReference(ref),
+		corev1.PersistentVolume{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_PersistentVolume(ref),
+		corev1.PersistentVolumeClaim{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_PersistentVolumeClaim(ref),
+		corev1.PersistentVolumeClaimCondition{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_PersistentVolumeClaimCondition(ref),
+		corev1.PersistentVolumeClaimList{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_PersistentVolumeClaimList(ref),
+		corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_PersistentVolumeClaimSpec(ref),
+		corev1.PersistentVolumeClaimStatus{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PersistentVolumeClaimStatus(ref),
+		corev1.PersistentVolumeClaimTemplate{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_PersistentVolumeClaimTemplate(ref),
+		corev1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_PersistentVolumeClaimVolumeSource(ref),
+		corev1.PersistentVolumeList{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PersistentVolumeList(ref),
+		corev1.PersistentVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PersistentVolumeSource(ref),
+		corev1.PersistentVolumeSpec{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PersistentVolumeSpec(ref),
+		corev1.PersistentVolumeStatus{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PersistentVolumeStatus(ref),
+		corev1.PhotonPersistentDiskVolumeSource{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_PhotonPersistentDiskVolumeSource(ref),
+		corev1.Pod{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_Pod(ref),
+		corev1.PodAffinity{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_PodAffinity(ref),
+		corev1.PodAffinityTerm{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodAffinityTerm(ref),
+		corev1.PodAntiAffinity{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodAntiAffinity(ref),
+		corev1.PodAttachOptions{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_PodAttachOptions(ref),
+		corev1.PodCertificateProjection{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_PodCertificateProjection(ref),
+		corev1.PodCondition{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodCondition(ref),
+		corev1.PodDNSConfig{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodDNSConfig(ref),
+		corev1.PodDNSConfigOption{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodDNSConfigOption(ref),
+		corev1.PodExecOptions{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_PodExecOptions(ref),
+		corev1.PodExtendedResourceClaimStatus{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_PodExtendedResourceClaimStatus(ref),
+		corev1.PodIP{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_PodIP(ref),
+		corev1.PodList{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_PodList(ref),
+		corev1.PodLogOptions{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_PodLogOptions(ref),
+		corev1.PodOS{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_PodOS(ref),
+		corev1.PodPortForwardOptions{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_PodPortForwardOptions(ref),
+		corev1.PodProxyOptions{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodProxyOptions(ref),
+		corev1.PodReadinessGate{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_PodReadinessGate(ref),
+		corev1.PodResourceClaim{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_PodResourceClaim(ref),
+		corev1.PodResourceClaimStatus{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PodResourceClaimStatus(ref),
+		corev1.PodSchedulingGate{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PodSchedulingGate(ref),
+		corev1.PodSchedulingGroup{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodSchedulingGroup(ref),
+		corev1.PodSecurityContext{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodSecurityContext(ref),
+		corev1.PodSignature{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodSignature(ref),
+		corev1.PodSpec{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_PodSpec(ref),
+		corev1.PodStatus{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_PodStatus(ref),
+		corev1.PodTemplate{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_PodTemplate(ref),
+		corev1.PodTemplateList{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodTemplateList(ref),
+		corev1.PodTemplateSpec{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodTemplateSpec(ref),
+		corev1.PodVolumeHealth{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodVolumeHealth(ref),
+		corev1.PortStatus{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_PortStatus(ref),
+		corev1.PortworxVolumeSource{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PortworxVolumeSource(ref),
+		corev1.PreferAvoidPodsEntry{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PreferAvoidPodsEntry(ref),
+		corev1.PreferredSchedulingTerm{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_PreferredSchedulingTerm(ref),
+		corev1.Probe{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_Probe(ref),
+		corev1.ProbeHandler{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_ProbeHandler(ref),
+		corev1.ProjectedVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ProjectedVolumeSource(ref),
+		corev1.QuobyteVolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_QuobyteVolumeSource(ref),
+		corev1.RBDPersistentVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_RBDPersistentVolumeSource(ref),
+		corev1.RBDVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_RBDVolumeSource(ref),
+		corev1.RangeAllocation{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_RangeAllocation(ref),
+		corev1.ReplicationController{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ReplicationController(ref),
+		corev1.ReplicationControllerCondition{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_ReplicationControllerCondition(ref),
+		corev1.ReplicationControllerList{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ReplicationControllerList(ref),
+		corev1.ReplicationControllerSpec{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ReplicationControllerSpec(ref),
+		corev1.ReplicationControllerStatus{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ReplicationControllerStatus(ref),
+		corev1.ResourceClaim{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ResourceClaim(ref),
+		corev1.ResourceFieldSelector{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ResourceFieldSelector(ref),
+		corev1.ResourceHealth{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ResourceHealth(ref),
+		corev1.ResourceQuota{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ResourceQuota(ref),
+		corev1.ResourceQuotaList{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ResourceQuotaList(ref),
+		corev1.ResourceQuotaSpec{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ResourceQuotaSpec(ref),
+		corev1.ResourceQuotaStatus{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ResourceQuotaStatus(ref),
+		corev1.ResourceRequirements{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_ResourceRequirements(ref),
+		corev1.ResourceStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ResourceStatus(ref),
+		corev1.SELinuxOptions{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_SELinuxOptions(ref),
+		corev1.ScaleIOPersistentVolumeSource{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_ScaleIOPersistentVolumeSource(ref),
+		corev1.ScaleIOVolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ScaleIOVolumeSource(ref),
+		corev1.ScopeSelector{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ScopeSelector(ref),
+		corev1.ScopedResourceSelectorRequirement{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_ScopedResourceSelectorRequirement(ref),
+		corev1.SeccompProfile{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_SeccompProfile(ref),
+		corev1.Secret{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Secret(ref),
+		corev1.SecretEnvSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_SecretEnvSource(ref),
+		corev1.SecretKeySelector{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_SecretKeySelector(ref),
+		corev1.SecretList{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_SecretList(ref),
+		corev1.SecretProjection{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_SecretProjection(ref),
+		corev1.SecretReference{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_SecretReference(ref),
+		corev1.SecretVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_SecretVolumeSource(ref),
+		corev1.SecurityContext{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_SecurityContext(ref),
+		corev1.SerializedReference{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_SerializedReference(ref),
+		corev1.Service{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_Service(ref),
+		corev1.ServiceAccount{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ServiceAccount(ref),
+		corev1.ServiceAccountList{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ServiceAccountList(ref),
+		corev1.ServiceAccountTokenProjection{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_ServiceAccountTokenProjection(ref),
+		corev1.ServiceList{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ServiceList(ref),
+		corev1.ServicePort{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ServicePort(ref),
+		corev1.ServiceProxyOptions{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_ServiceProxyOptions(ref),
+		corev1.ServiceSpec{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ServiceSpec(ref),
+		corev1.ServiceStatus{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_ServiceStatus(ref),
+		corev1.SessionAffinityConfig{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_SessionAffinityConfig(ref),
+		corev1.SleepAction{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_SleepAction(ref),
+		corev1.StorageOSPersistentVolumeSource{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_StorageOSPersistentVolumeSource(ref),
+		corev1.StorageOSVolumeSource{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_StorageOSVolumeSource(ref),
+		corev1.Sysctl{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Sysctl(ref),
+		corev1.TCPSocketAction{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_TCPSocketAction(ref),
+		corev1.Taint{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_Taint(ref),
+		corev1.Toleration{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_Toleration(ref),
+		corev1.TopologySelectorLabelRequirement{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_TopologySelectorLabelRequirement(ref),
+		corev1.TopologySelectorTerm{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_TopologySelectorTerm(ref),
+		corev1.TopologySpreadConstraint{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_TopologySpreadConstraint(ref),
+		corev1.TypedLocalObjectReference{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_TypedLocalObjectReference(ref),
+		corev1.TypedObjectReference{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_TypedObjectReference(ref),
+		corev1.Volume{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Volume(ref),
+		corev1.VolumeDevice{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_VolumeDevice(ref),
+		corev1.VolumeHealthCondition{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_VolumeHealthCondition(ref),
+		corev1.VolumeHealthStatus{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_VolumeHealthStatus(ref),
+		corev1.VolumeMount{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_VolumeMount(ref),
+		corev1.VolumeMountStatus{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_VolumeMountStatus(ref),
+		corev1.VolumeNodeAffinity{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_VolumeNodeAffinity(ref),
+		corev1.VolumeProjection{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_VolumeProjection(ref),
+		corev1.VolumeResourceRequirements{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_VolumeResourceRequirements(ref),
+		corev1.VolumeSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_VolumeSource(ref),
+		corev1.VolumeStatus{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_VolumeStatus(ref),
+		corev1.VsphereVirtualDiskVolumeSource{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_VsphereVirtualDiskVolumeSource(ref),
+		corev1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_WeightedPodAffinityTerm(ref),
+		corev1.WindowsSecurityContextOptions{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_WindowsSecurityContextOptions(ref),
+		resource.Quantity{}.OpenAPIModelName():                                                      schema_apimachinery_pkg_api_resource_Quantity(ref),
+		metav1.APIGroup{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_APIGroup(ref),
+		metav1.APIGroupList{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_APIGroupList(ref),
+		metav1.APIResource{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_APIResource(ref),
+		metav1.APIResourceList{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_APIResourceList(ref),
+		metav1.APIVersions{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_APIVersions(ref),
+		metav1.ApplyOptions{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		metav1.Condition{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_Condition(ref),
+		metav1.CreateOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_CreateOptions(ref),
+		metav1.DeleteOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		metav1.Duration{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_Duration(ref),
+		metav1.FieldSelectorRequirement{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		metav1.FieldsV1{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_FieldsV1(ref),
+		metav1.GetOptions{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_GetOptions(ref),
+		metav1.GroupKind{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_GroupKind(ref),
+		metav1.GroupResource{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_GroupResource(ref),
+		metav1.GroupVersion{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_GroupVersion(ref),
+		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		metav1.GroupVersionKind{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		metav1.GroupVersionResource{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		metav1.InternalEvent{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_InternalEvent(ref),
+		metav1.LabelSelector{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_LabelSelector(ref),
+		metav1.LabelSelectorRequirement{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		metav1.List{}.OpenAPIModelName():                                                            schema_pkg_apis_meta_v1_List(ref),
+		metav1.ListMeta{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_ListMeta(ref),
+		metav1.ListOptions{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_ListOptions(ref),
+		metav1.ManagedFieldsEntry{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		metav1.MicroTime{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_MicroTime(ref),
+		metav1.ObjectMeta{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		metav1.OwnerReference{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_OwnerReference(ref),
+		metav1.PartialObjectMetadata{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		metav1.PartialObjectMetadataList{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		metav1.Patch{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_Patch(ref),
+		metav1.PatchOptions{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_PatchOptions(ref),
+		metav1.Preconditions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_Preconditions(ref),
+		metav1.RootPaths{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_RootPaths(ref),
+		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		metav1.ShardInfo{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_ShardInfo(ref),
+		metav1.Status{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_Status(ref),
+		metav1.StatusCause{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_StatusCause(ref),
+		metav1.StatusDetails{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_StatusDetails(ref),
+		metav1.Table{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_Table(ref),
+		metav1.TableColumnDefinition{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		metav1.TableOptions{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_TableOptions(ref),
+		metav1.TableRow{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_TableRow(ref),
+		metav1.TableRowCondition{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		metav1.Time{}.OpenAPIModelName():                                                            schema_pkg_apis_meta_v1_Time(ref),
+		metav1.Timestamp{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_Timestamp(ref),
+		metav1.TypeMeta{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_TypeMeta(ref),
+		metav1.UpdateOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		metav1.WatchEvent{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():                                                   schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():                                                       schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                                                        schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		intstr.IntOrString{}.OpenAPIModelName():                                                     schema_apimachinery_pkg_util_intstr_IntOrString(ref),
+		version.Info{}.OpenAPIModelName():                                                           schema_k8sio_apimachinery_pkg_version_Info(ref),
+		virtualizationv1.ACPI{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_ACPI(ref),
+		virtualizationv1.AccessCredential{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_AccessCredential(ref),
+		virtualizationv1.AccessCredentialSecretSource{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_AccessCredentialSecretSource(ref),
+		virtualizationv1.AddVolumeOptions{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_AddVolumeOptions(ref),
+		virtualizationv1.BIOS{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_BIOS(ref),
+		virtualizationv1.BlockSize{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_BlockSize(ref),
+		virtualizationv1.Bootloader{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_Bootloader(ref),
+		virtualizationv1.CDRomTarget{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_CDRomTarget(ref),
+		virtualizationv1.CPU{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_CPU(ref),
+		virtualizationv1.CPUFeature{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_CPUFeature(ref),
+		virtualizationv1.CPUTopology{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_CPUTopology(ref),
+		virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ChangedBlockTrackingStatus(ref),
+		virtualizationv1.Chassis{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Chassis(ref),
+		virtualizationv1.ClaimRequest{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_ClaimRequest(ref),
+		virtualizationv1.ClientPassthroughDevices{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_ClientPassthroughDevices(ref),
+		virtualizationv1.Clock{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Clock(ref),
+		virtualizationv1.ClockOffset{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_ClockOffset(ref),
+		virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_ClockOffsetUTC(ref),
+		virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_CloudInitConfigDriveSource(ref),
+		virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_CloudInitNoCloudSource(ref),
+		virtualizationv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():    schema_virt_apis_virtualization_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(ref),
+		virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_ConfigMapVolumeSource(ref),
+		virtualizationv1.ContainerDiskInfo{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_ContainerDiskInfo(ref),
+		virtualizationv1.ContainerDiskSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_ContainerDiskSource(ref),
+		virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_ContainerPathVolumeSource(ref),
+		virtualizationv1.CustomBlockSize{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_CustomBlockSize(ref),
+		virtualizationv1.DHCPOptions{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_DHCPOptions(ref),
+		virtualizationv1.DHCPPrivateOptions{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_DHCPPrivateOptions(ref),
+		virtualizationv1.DataVolumeSource{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_DataVolumeSource(ref),
+		virtualizationv1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName():                         schema_virt_apis_virtualization_v1_DataVolumeTemplateDummyStatus(ref),
+		virtualizationv1.DataVolumeTemplateSpec{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_DataVolumeTemplateSpec(ref),
+		virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_DeprecatedInterfaceMacvtap(ref),
+		virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_DeprecatedInterfacePasst(ref),
+		virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_DeprecatedInterfaceSlirp(ref),
+		virtualizationv1.Devices{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Devices(ref),
+		virtualizationv1.Diag288Watchdog{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_Diag288Watchdog(ref),
+		virtualizationv1.Disk{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_Disk(ref),
+		virtualizationv1.DiskDevice{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_DiskDevice(ref),
+		virtualizationv1.DiskIOThreads{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_DiskIOThreads(ref),
+		virtualizationv1.DiskTarget{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_DiskTarget(ref),
+		virtualizationv1.DomainMemoryDumpInfo{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_DomainMemoryDumpInfo(ref),
+		virtualizationv1.DomainSpec{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_DomainSpec(ref),
+		virtualizationv1.DowntimeTuningOptions{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_DowntimeTuningOptions(ref),
+		virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName():                               schema_virt_apis_virtualization_v1_DownwardAPIVolumeSource(ref),
+		virtualizationv1.DownwardMetrics{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_DownwardMetrics(ref),
+		virtualizationv1.DownwardMetricsVolumeSource{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_DownwardMetricsVolumeSource(ref),
+		virtualizationv1.EFI{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_EFI(ref),
+		virtualizationv1.EmptyDiskSource{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_EmptyDiskSource(ref),
+		virtualizationv1.EphemeralVolumeSource{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_EphemeralVolumeSource(ref),
+		virtualizationv1.ExperimentalMigrationOptions{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_ExperimentalMigrationOptions(ref),
+		virtualizationv1.FeatureAPIC{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_FeatureAPIC(ref),
+		virtualizationv1.FeatureHyperv{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_FeatureHyperv(ref),
+		virtualizationv1.FeatureKVM{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_FeatureKVM(ref),
+		virtualizationv1.FeatureSpinlocks{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_FeatureSpinlocks(ref),
+		virtualizationv1.FeatureState{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_FeatureState(ref),
+		virtualizationv1.FeatureVendorID{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_FeatureVendorID(ref),
+		virtualizationv1.Features{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_Features(ref),
+		virtualizationv1.Filesystem{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_Filesystem(ref),
+		virtualizationv1.FilesystemVirtiofs{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_FilesystemVirtiofs(ref),
+		virtualizationv1.Firmware{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_Firmware(ref),
+		virtualizationv1.GPU{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_GPU(ref),
+		virtualizationv1.GuestAgentPing{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_GuestAgentPing(ref),
+		virtualizationv1.HPETTimer{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_HPETTimer(ref),
+		virtualizationv1.Handler{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Handler(ref),
+		virtualizationv1.HostDevice{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_HostDevice(ref),
+		virtualizationv1.HostDisk{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_HostDisk(ref),
+		virtualizationv1.HotplugVolumeSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_HotplugVolumeSource(ref),
+		virtualizationv1.HotplugVolumeStatus{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_HotplugVolumeStatus(ref),
+		virtualizationv1.Hugepages{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_Hugepages(ref),
+		virtualizationv1.HyperVPassthrough{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_HyperVPassthrough(ref),
+		virtualizationv1.HypervTimer{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_HypervTimer(ref),
+		virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_I6300ESBWatchdog(ref),
+		virtualizationv1.InitrdInfo{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_InitrdInfo(ref),
+		virtualizationv1.Input{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Input(ref),
+		virtualizationv1.Interface{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_Interface(ref),
+		virtualizationv1.InterfaceBindingMethod{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref),
+		virtualizationv1.InterfaceBridge{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_InterfaceBridge(ref),
+		virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_InterfaceMasquerade(ref),
+		virtualizationv1.InterfacePasstBinding{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_InterfacePasstBinding(ref),
+		virtualizationv1.InterfaceSRIOV{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_InterfaceSRIOV(ref),
+		virtualizationv1.KVMTimer{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_KVMTimer(ref),
+		virtualizationv1.KernelBoot{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_KernelBoot(ref),
+		virtualizationv1.KernelBootContainer{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_KernelBootContainer(ref),
+		virtualizationv1.KernelBootStatus{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_KernelBootStatus(ref),
+		virtualizationv1.KernelInfo{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_KernelInfo(ref),
+		virtualizationv1.LaunchSecurity{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_LaunchSecurity(ref),
+		virtualizationv1.LunTarget{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_LunTarget(ref),
+		virtualizationv1.Machine{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Machine(ref),
+		virtualizationv1.Memory{}.OpenAPIModelName():                                                schema_virt_apis_virtualization_v1_Memory(ref),
+		virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_MemoryDumpVolumeSource(ref),
+		virtualizationv1.MemoryStatus{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_MemoryStatus(ref),
+		virtualizationv1.MultusNetwork{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_MultusNetwork(ref),
+		virtualizationv1.NUMA{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_NUMA(ref),
+		virtualizationv1.NUMAGuestMappingPassthrough{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_NUMAGuestMappingPassthrough(ref),
+		virtualizationv1.Network{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Network(ref),
+		virtualizationv1.NetworkSource{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_NetworkSource(ref),
+		virtualizationv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():        schema_virt_apis_virtualization_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(ref),
+		virtualizationv1.PITTimer{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_PITTimer(ref),
+		virtualizationv1.PanicDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_PanicDevice(ref),
+		virtualizationv1.PauseOptions{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_PauseOptions(ref),
+		virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_PersistentVolumeClaimInfo(ref),
+		virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref),
+		virtualizationv1.PluginBinding{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_PluginBinding(ref),
+		virtualizationv1.PodNetwork{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_PodNetwork(ref),
+		virtualizationv1.Port{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_Port(ref),
+		virtualizationv1.PortRange{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_PortRange(ref),
+		virtualizationv1.Probe{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Probe(ref),
+		virtualizationv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref),
+		virtualizationv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
+		virtualizationv1.RTCTimer{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_RTCTimer(ref),
+		virtualizationv1.Realtime{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_Realtime(ref),
+		virtualizationv1.RemoveVolumeOptions{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_RemoveVolumeOptions(ref),
+		virtualizationv1.ReservedOverhead{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_ReservedOverhead(ref),
+		virtualizationv1.ResourceRequirements{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_ResourceRequirements(ref),
+		virtualizationv1.RestartOptions{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_RestartOptions(ref),
+		virtualizationv1.Rng{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_Rng(ref),
+		virtualizationv1.SEV{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_SEV(ref),
+		virtualizationv1.SEVAttestation{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_SEVAttestation(ref),
+		virtualizationv1.SEVPolicy{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_SEVPolicy(ref),
+		virtualizationv1.SEVSNP{}.OpenAPIModelName():                                                schema_virt_apis_virtualization_v1_SEVSNP(ref),
+		virtualizationv1.SSHPublicKeyAccessCredential{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredential(ref),
+		virtualizationv1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredentialPropagationMethod(ref),
+		virtualizationv1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredentialSource(ref),
+		virtualizationv1.SecretVolumeSource{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_SecretVolumeSource(ref),
+		virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ServiceAccountVolumeSource(ref),
+		virtualizationv1.SoundDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_SoundDevice(ref),
+		virtualizationv1.StallDetectorOptions{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_StallDetectorOptions(ref),
+		virtualizationv1.StartOptions{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_StartOptions(ref),
+		virtualizationv1.StopOptions{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_StopOptions(ref),
+		virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_StorageMigratedVolumeInfo(ref),
+		virtualizationv1.SyNICTimer{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_SyNICTimer(ref),
+		virtualizationv1.SysprepSource{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_SysprepSource(ref),
+		virtualizationv1.TDX{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_TDX(ref),
+		virtualizationv1.TLBFlush{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_TLBFlush(ref),
+		virtualizationv1.TPMDevice{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_TPMDevice(ref),
+		virtualizationv1.Timer{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Timer(ref),
+		virtualizationv1.TopologyHints{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_TopologyHints(ref),
+		virtualizationv1.UnpauseOptions{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_UnpauseOptions(ref),
+		virtualizationv1.UserPasswordAccessCredential{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_UserPasswordAccessCredential(ref),
+		virtualizationv1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName():         schema_virt_apis_virtualization_v1_UserPasswordAccessCredentialPropagationMethod(ref),
+		virtualizationv1.UserPasswordAccessCredentialSource{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_UserPasswordAccessCredentialSource(ref),
+		virtualizationv1.UtilityVolume{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_UtilityVolume(ref),
+		virtualizationv1.VGPUDisplayOptions{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VGPUDisplayOptions(ref),
+		virtualizationv1.VGPUOptions{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_VGPUOptions(ref),
+		virtualizationv1.VMIMConfigurationOptions{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_VMIMConfigurationOptions(ref),
+		virtualizationv1.VideoDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_VideoDevice(ref),
+		virtualizationv1.VirtualMachine{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_VirtualMachine(ref),
+		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                               schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
+		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
+		virtualizationv1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstanceBackupStatus(ref),
+		virtualizationv1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceBackupVolumeInfo(ref),
+		virtualizationv1.VirtualMachineInstanceCommonMigrationState{}.OpenAPIModelName():            schema_virt_apis_virtualization_v1_VirtualMachineInstanceCommonMigrationState(ref),
+		virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                       schema_virt_apis_virtualization_v1_VirtualMachineInstanceCondition(ref),
+		virtualizationv1.VirtualMachineInstanceGuestAgentInfo{}.OpenAPIModelName():                  schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestAgentInfo(ref),
+		virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineInstanceGuestOSInfo(ref),
+		virtualizationv1.VirtualMachineInstanceList{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref),
+		virtualizationv1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName():            schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationSourceState(ref),
+		virtualizationv1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName():                  schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationState(ref),
+		virtualizationv1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName():            schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationTargetState(ref),
+		virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(ref),
+		virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName():        schema_virt_apis_virtualization_v1_VirtualMachineInstancePhaseTransitionTimestamp(ref),
+		virtualizationv1.VirtualMachineInstanceReplicaSet{}.OpenAPIModelName():                      schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSet(ref),
+		virtualizationv1.VirtualMachineInstanceReplicaSetCondition{}.OpenAPIModelName():             schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetCondition(ref),
+		virtualizationv1.VirtualMachineInstanceReplicaSetList{}.OpenAPIModelName():                  schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetList(ref),
+		virtualizationv1.VirtualMachineInstanceReplicaSetSpec{}.OpenAPIModelName():                  schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetSpec(ref),
+		virtualizationv1.VirtualMachineInstanceReplicaSetStatus{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetStatus(ref),
+		virtualizationv1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName():                   schema_virt_apis_virtualization_v1_VirtualMachineInstanceResourceClaim(ref),
+		virtualizationv1.VirtualMachineInstanceSpec{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref),
+		virtualizationv1.VirtualMachineInstanceStatus{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref),
+		virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstanceTemplateSpec(ref),
+		virtualizationv1.VirtualMachineList{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VirtualMachineList(ref),
+		virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName():                       schema_virt_apis_virtualization_v1_VirtualMachineMemoryDumpRequest(ref),
+		virtualizationv1.VirtualMachineSpec{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref),
+		virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineStartFailure(ref),
+		virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName():                      schema_virt_apis_virtualization_v1_VirtualMachineStateChangeRequest(ref),
+		virtualizationv1.VirtualMachineStatus{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref),
+		virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_VirtualMachineVolumeRequest(ref),
+		virtualizationv1.Volume{}.OpenAPIModelName():                                                schema_virt_apis_virtualization_v1_Volume(ref),
+		virtualizationv1.VolumeMigrationState{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_VolumeMigrationState(ref),
+		virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_VolumeSnapshotStatus(ref),
+		virtualizationv1.VolumeSource{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_VolumeSource(ref),
+		virtualizationv1.VolumeStatus{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_VolumeStatus(ref),
+		virtualizationv1.VolumeUpdateState{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_VolumeUpdateState(ref),
+		virtualizationv1.Watchdog{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_Watchdog(ref),
+		virtualizationv1.WatchdogDevice{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_WatchdogDevice(ref),
 	}
 }
 
@@ -18369,6 +18491,137 @@ func schema_k8sio_apimachinery_pkg_version_Info(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_virt_apis_virtualization_v1_ACPI(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ACPI names the volumes whose content becomes ACPI tables.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"slicNameRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SlicNameRef is the secret volume holding the SLIC table.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"msdmNameRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MsdmNameRef is the secret volume holding the MSDM table.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_AccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AccessCredential is a credential put into the guest. Exactly one member may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sshPublicKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SSHPublicKey adds SSH public keys to the guest.",
+							Ref:         ref(virtualizationv1.SSHPublicKeyAccessCredential{}.OpenAPIModelName()),
+						},
+					},
+					"userPassword": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserPassword sets passwords of guest users.",
+							Ref:         ref(virtualizationv1.UserPasswordAccessCredential{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.SSHPublicKeyAccessCredential{}.OpenAPIModelName(), virtualizationv1.UserPasswordAccessCredential{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_AccessCredentialSecretSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AccessCredentialSecretSource names a secret of the VMI's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretName is the secret's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"secretName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_AddVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AddVolumeOptions describe a volume to hotplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume and its disk.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"disk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Disk of the volume.",
+							Ref:         ref(virtualizationv1.Disk{}.OpenAPIModelName()),
+						},
+					},
+					"volumeSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSource of the volume.",
+							Ref:         ref(virtualizationv1.HotplugVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be persisted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "disk", "volumeSource"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.Disk{}.OpenAPIModelName(), virtualizationv1.HotplugVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_BIOS(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18386,6 +18639,33 @@ func schema_virt_apis_virtualization_v1_BIOS(ref common.ReferenceCallback) commo
 				},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_BlockSize(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BlockSize is the block size a disk shows the guest. Exactly one member may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"custom": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Custom sizes.",
+							Ref:         ref(virtualizationv1.CustomBlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"matchVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MatchVolume takes the sizes of the volume's storage. Refused: the launcher does not probe the storage's block sizes yet; give them in custom.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.CustomBlockSize{}.OpenAPIModelName(), virtualizationv1.FeatureState{}.OpenAPIModelName()},
 	}
 }
 
@@ -18438,6 +18718,14 @@ func schema_virt_apis_virtualization_v1_CDRomTarget(ref common.ReferenceCallback
 							Format:      "",
 						},
 					},
+					"tray": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tray: open or closed. Defaults to closed.\n\nPossible enum values:\n - `\"closed\"`\n - `\"open\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"closed", "open"},
+						},
+					},
 				},
 			},
 		},
@@ -18474,7 +18762,204 @@ func schema_virt_apis_virtualization_v1_CPU(ref common.ReferenceCallback) common
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Model is a libvirt CPU model name, or host-model / host-passthrough. Empty lets the hypervisor choose.",
+							Description: "Model is a libvirt CPU model name, or host-model / host-passthrough. Empty lets the hypervisor choose. Guests here run under software emulation (QEMU TCG), where there is no host CPU to pass through: host-model and host-passthrough become QEMU's \"max\" CPU, every feature TCG can emulate.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"maxSockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSockets is the most sockets CPU hotplug may grow the guest to. Refused: this platform does not hotplug CPUs.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"features": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Features adds or removes single CPU features on top of the model.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.CPUFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"dedicatedCpuPlacement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own. Refused: the nodes have no CPU manager with the static policy, so there are no CPUs to give a guest exclusively.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA shapes the guest's NUMA topology after the pinned host CPUs. Refused with dedicatedCpuPlacement.",
+							Ref:         ref(virtualizationv1.NUMA{}.OpenAPIModelName()),
+						},
+					},
+					"isolateEmulatorThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IsolateEmulatorThread gives QEMU's emulator thread a dedicated host CPU of its own. Refused with dedicatedCpuPlacement.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime tunes pinned vCPUs for low latency. Refused with dedicatedCpuPlacement.",
+							Ref:         ref(virtualizationv1.Realtime{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.CPUFeature{}.OpenAPIModelName(), virtualizationv1.NUMA{}.OpenAPIModelName(), virtualizationv1.Realtime{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CPUFeature(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUFeature turns one CPU feature on or off.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the feature as libvirt knows it, such as vmx or pcid.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"policy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Policy: force, require, optional, disable or forbid. Defaults to require.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CPUTopology(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUTopology is a CPU topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cores": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Cores per socket.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"sockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sockets.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"threads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Threads per core.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ChangedBlockTrackingStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ChangedBlockTrackingStatus is the state of changed block tracking.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State of the tracking.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backupStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupStatus is the state of the last backup.",
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"state"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Chassis(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Chassis is the SMBIOS chassis information the guest reads.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"manufacturer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Manufacturer of the chassis.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version of the chassis.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"serial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Serial number of the chassis.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"asset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Asset tag of the chassis.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sku": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sku number of the chassis.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -18482,6 +18967,181 @@ func schema_virt_apis_virtualization_v1_CPU(ref common.ReferenceCallback) common
 				},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ClaimRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClaimRequest names a request of a ResourceClaim of spec.resourceClaims.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry of spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the name of a request in that claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ClientPassthroughDevices(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClientPassthroughDevices redirects a client's USB devices.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Clock(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Clock is the guest's real-time clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"utc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UTC keeps the clock in UTC, optionally offset.",
+							Ref:         ref(virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone keeps the clock in a time zone, such as Europe/Berlin (Windows guests expect local time).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"timer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timer are the timers the guest sees.",
+							Ref:         ref(virtualizationv1.Timer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName(), virtualizationv1.Timer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ClockOffset(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockOffset is the offset of the guest's clock. At most one member may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"utc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UTC keeps the clock in UTC, optionally offset.",
+							Ref:         ref(virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone keeps the clock in a time zone, such as Europe/Berlin (Windows guests expect local time).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ClockOffsetUTC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockOffsetUTC keeps the clock in UTC.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"offsetSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OffsetSeconds is added to UTC. When set, the guest's own changes to its clock survive its reboots.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CloudInitConfigDriveSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CloudInitConfigDriveSource is cloud-init data on an OpenStack config drive.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names a secret holding the user data.",
+							Ref:         ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"userDataBase64": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserDataBase64 is the user data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"userData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserData is the user data, in plain text.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkDataSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataSecretRef names a secret holding the network data.",
+							Ref:         ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"networkDataBase64": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataBase64 is the network data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkData is the network data, in plain text.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -18540,6 +19200,71 @@ func schema_virt_apis_virtualization_v1_CloudInitNoCloudSource(ref common.Refere
 	}
 }
 
+func schema_virt_apis_virtualization_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigDriveSSHPublicKeyAccessCredentialPropagation writes keys into config drive metadata.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ConfigMapVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigMapVolumeSource attaches a ConfigMap as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the ConfigMap.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"optional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional lets the ConfigMap be missing.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel of the disk, such as cidata or OEMDRV.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ContainerDiskInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerDiskInfo describes a containerDisk volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum of the disk image (deprecated by KubeVirt).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_ContainerDiskSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18584,6 +19309,287 @@ func schema_virt_apis_virtualization_v1_ContainerDiskSource(ref common.Reference
 	}
 }
 
+func schema_virt_apis_virtualization_v1_ContainerPathVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerPathVolumeSource is a path of the launcher container.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path in the launcher container, absolute.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly shares it read-only. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CustomBlockSize(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CustomBlockSize is a block size given in bytes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"logical": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Logical block size in bytes: 512 to 2 MiB, a power of two.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"physical": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Physical block size in bytes: at least the logical, a power of two.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"discardGranularity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DiscardGranularity in bytes, a multiple of the logical size.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DHCPOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DHCPOptions are extra options of the guest's DHCP lease.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bootFileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootFileName is DHCP option 67.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tftpServerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TFTPServerName is DHCP option 66.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ntpServers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "NTPServers are sent as DHCP option 42.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"privateOptions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PrivateOptions are options 224 to 254.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.DHCPPrivateOptions{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.DHCPPrivateOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DHCPPrivateOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DHCPPrivateOptions is a private-use DHCP option.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"option": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Option number, 224 to 254.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value of the option.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"option", "value"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DataVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSource attaches the claim of a CDI DataVolume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the DataVolume and of its claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable lets the volume be hotplugged.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DataVolumeTemplateDummyStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeTemplateDummyStatus is the empty status of a DataVolume template.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DataVolumeTemplateSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeTemplateSpec is a CDI DataVolume a VM creates. Its spec is CDI's DataVolumeSpec, kept as the JSON it was given: this platform has no CDI to interpret it, and refuses the template.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion of the DataVolume, such as cdi.kubevirt.io/v1beta1.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind, DataVolume.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata of the DataVolume; its name is the volume's claim name.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is CDI's DataVolumeSpec (source, storage or pvc, ...).",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is always empty (KubeVirt keeps it for compatibility).",
+							Ref:         ref(virtualizationv1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), runtime.RawExtension{}.OpenAPIModelName(), virtualizationv1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DeprecatedInterfaceMacvtap(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfaceMacvtap is the removed macvtap binding.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DeprecatedInterfacePasst(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfacePasst is the removed passt binding.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DeprecatedInterfaceSlirp(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfaceSlirp is the removed slirp binding.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18601,7 +19607,7 @@ func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) co
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Disks attach volumes to the guest.",
+							Description: "Disks attach volumes to the guest. A volume without a disk of its name gets a virtio disk (KubeVirt's defaulting).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18666,11 +19672,211 @@ func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) co
 							Format:      "",
 						},
 					},
+					"useVirtioTransitional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UseVirtioTransitional attaches virtio devices in their transitional form (virtio 0.9 and 1.0), for guests as old as CentOS 6.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"disableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DisableHotplug keeps disks from being hotplugged. This platform never hotplugs disks, so the guest is the same either way.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"inputs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Inputs are input devices: a tablet (absolute pointer, so the VNC cursor follows the mouse) or a keyboard, on the usb or virtio bus.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.Input{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"logSerialConsole": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogSerialConsole appends what the guest writes to its serial console to a log file. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachMemBalloon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachMemBalloon adds a virtio memory balloon (which reports the guest's memory statistics). Defaults to false here: the guest keeps all the memory its pod was sized for.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachInputDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachInputDevice adds a USB tablet when no input is given. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachVSOCK": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachVSOCK gives the guest a virtio VSOCK device with a CID of its own. true is refused: the nodes allocate no VSOCK CIDs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"blockMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BlockMultiQueue gives each virtio disk one queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"networkInterfaceMultiqueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU. true is refused: the taps virt-handler prepares are single-queue.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs passes GPUs through to the guest. Refused: this platform has no device plugin or DRA driver for them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.GPU{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics adds a virtio serial port with host metrics (vhostmd). Refused: no node component serves the metrics.",
+							Ref:         ref(virtualizationv1.DownwardMetrics{}.OpenAPIModelName()),
+						},
+					},
+					"panicDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PanicDevices report a guest crash to the host (isa, hyperv, pvpanic).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.PanicDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"filesystems": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Filesystems share a volume with the guest as a file system (virtiofs). Refused: the launcher runs no virtiofsd.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.Filesystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices passes host devices (PCI, mediated, USB) through to the guest. Refused: this platform has no device plugin or DRA driver for them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.HostDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"clientPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientPassthrough redirects USB devices of a client (usbredir). Refused: no client connection carries USB redirection here.",
+							Ref:         ref(virtualizationv1.ClientPassthroughDevices{}.OpenAPIModelName()),
+						},
+					},
+					"sound": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sound adds an emulated sound card (ich9 or ac97).",
+							Ref:         ref(virtualizationv1.SoundDevice{}.OpenAPIModelName()),
+						},
+					},
+					"tpm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TPM adds an emulated TPM 2.0 (swtpm).",
+							Ref:         ref(virtualizationv1.TPMDevice{}.OpenAPIModelName()),
+						},
+					},
+					"video": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Video is the model of the graphics card: vga (the default), bochs, cirrus, virtio or ramfb.",
+							Ref:         ref(virtualizationv1.VideoDevice{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.Disk{}.OpenAPIModelName(), virtualizationv1.Interface{}.OpenAPIModelName(), virtualizationv1.Rng{}.OpenAPIModelName(), virtualizationv1.Watchdog{}.OpenAPIModelName()},
+			virtualizationv1.ClientPassthroughDevices{}.OpenAPIModelName(), virtualizationv1.Disk{}.OpenAPIModelName(), virtualizationv1.DownwardMetrics{}.OpenAPIModelName(), virtualizationv1.Filesystem{}.OpenAPIModelName(), virtualizationv1.GPU{}.OpenAPIModelName(), virtualizationv1.HostDevice{}.OpenAPIModelName(), virtualizationv1.Input{}.OpenAPIModelName(), virtualizationv1.Interface{}.OpenAPIModelName(), virtualizationv1.PanicDevice{}.OpenAPIModelName(), virtualizationv1.Rng{}.OpenAPIModelName(), virtualizationv1.SoundDevice{}.OpenAPIModelName(), virtualizationv1.TPMDevice{}.OpenAPIModelName(), virtualizationv1.VideoDevice{}.OpenAPIModelName(), virtualizationv1.Watchdog{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Diag288Watchdog(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Diag288Watchdog is the s390x watchdog.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"action": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Action when the watchdog fires: poweroff, reset or shutdown.\n\nPossible enum values:\n - `\"poweroff\"`\n - `\"reset\"`\n - `\"shutdown\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"poweroff", "reset", "shutdown"},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -18701,6 +19907,12 @@ func schema_virt_apis_virtualization_v1_Disk(ref common.ReferenceCallback) commo
 							Ref:         ref(virtualizationv1.CDRomTarget{}.OpenAPIModelName()),
 						},
 					},
+					"lun": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LUN passes a SCSI device through. Refused: it needs the raw SCSI device of a Block-mode claim and the privilege to send it SCSI commands, which the unprivileged launcher lacks.",
+							Ref:         ref(virtualizationv1.LunTarget{}.OpenAPIModelName()),
+						},
+					},
 					"bootOrder": {
 						SchemaProps: spec.SchemaProps{
 							Description: "BootOrder is the position of the disk in the boot order, from 1. Devices without one are not booted from.",
@@ -18715,12 +19927,70 @@ func schema_virt_apis_virtualization_v1_Disk(ref common.ReferenceCallback) commo
 							Format:      "",
 						},
 					},
+					"dedicatedIOThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedIOThread gives this virtio disk a QEMU I/O thread of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"cache": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Cache is the host's page cache mode for the disk: none (the host does not cache; needs a file system with O_DIRECT), writethrough or writeback. Empty is QEMU's default (writeback).\n\nPossible enum values:\n - `\"none\"`\n - `\"writeback\"`\n - `\"writethrough\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"none", "writeback", "writethrough"},
+						},
+					},
+					"io": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IO is QEMU's I/O mode: native (Linux AIO; needs cache none, which it implies when cache is empty), threads, or default.\n\nPossible enum values:\n - `\"default\"`\n - `\"native\"`\n - `\"threads\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"default", "native", "threads"},
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is passed to the guest in config drive metadata. This platform has no config drive: the tag is kept and has no effect.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"blockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BlockSize is the logical and physical block size the guest sees.",
+							Ref:         ref(virtualizationv1.BlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"shareable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Shareable lets several guests write the disk at once (the host does not cache it, and no lock is taken).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"errorPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ErrorPolicy is what an I/O error of the host does: stop (pause the guest, QEMU's default), ignore, report (to the guest) or enospace (report only \"no space left\", stop on others).\n\nPossible enum values:\n - `\"enospace\"`\n - `\"ignore\"`\n - `\"report\"`\n - `\"stop\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"enospace", "ignore", "report", "stop"},
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking records the blocks written for incremental backups. Refused: this platform takes no backups.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CDRomTarget{}.OpenAPIModelName(), virtualizationv1.DiskTarget{}.OpenAPIModelName()},
+			virtualizationv1.BlockSize{}.OpenAPIModelName(), virtualizationv1.CDRomTarget{}.OpenAPIModelName(), virtualizationv1.DiskTarget{}.OpenAPIModelName(), virtualizationv1.LunTarget{}.OpenAPIModelName()},
 	}
 }
 
@@ -18743,11 +20013,37 @@ func schema_virt_apis_virtualization_v1_DiskDevice(ref common.ReferenceCallback)
 							Ref:         ref(virtualizationv1.CDRomTarget{}.OpenAPIModelName()),
 						},
 					},
+					"lun": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LUN passes a SCSI device through. Refused: it needs the raw SCSI device of a Block-mode claim and the privilege to send it SCSI commands, which the unprivileged launcher lacks.",
+							Ref:         ref(virtualizationv1.LunTarget{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CDRomTarget{}.OpenAPIModelName(), virtualizationv1.DiskTarget{}.OpenAPIModelName()},
+			virtualizationv1.CDRomTarget{}.OpenAPIModelName(), virtualizationv1.DiskTarget{}.OpenAPIModelName(), virtualizationv1.LunTarget{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DiskIOThreads(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DiskIOThreads sizes the supplementalPool I/O thread pool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"supplementalPoolThreadCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SupplementalPoolThreadCount is the number of I/O threads in the pool.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -18773,9 +20069,57 @@ func schema_virt_apis_virtualization_v1_DiskTarget(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"pciAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PciAddress places the disk at a PCI address, such as 0000:81:01.0. Refused: libvirt places the devices here.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DomainMemoryDumpInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DomainMemoryDumpInfo describes a memory dump.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when the dump started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when the dump ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim the dump was written to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetFileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetFileName is the dump's file name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -18824,12 +20168,161 @@ func schema_virt_apis_virtualization_v1_DomainSpec(ref common.ReferenceCallback)
 							Ref:         ref(virtualizationv1.Devices{}.OpenAPIModelName()),
 						},
 					},
+					"clock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Clock is the guest's real-time clock: its offset from UTC (utc or timezone) and the timers the guest sees. Defaults to UTC with the machine type's timers.",
+							Ref:         ref(virtualizationv1.Clock{}.OpenAPIModelName()),
+						},
+					},
+					"features": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Features are platform features of the guest: ACPI, APIC, SMM, the Hyper-V enlightenments, how KVM shows itself, paravirtual spinlocks. ACPI and APIC are on unless disabled here.",
+							Ref:         ref(virtualizationv1.Features{}.OpenAPIModelName()),
+						},
+					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for all), auto (up to two per vCPU, shared round-robin) or supplementalPool (refused: it needs libvirt 10). A disk with dedicatedIOThread gets one of its own whatever the policy.\n\nPossible enum values:\n - `\"auto\"`\n - `\"shared\"`\n - `\"supplementalPool\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"auto", "shared", "supplementalPool"},
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads sizes the supplementalPool I/O threads policy. Refused, as supplementalPool is.",
+							Ref:         ref(virtualizationv1.DiskIOThreads{}.OpenAPIModelName()),
+						},
+					},
+					"chassis": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Chassis is the SMBIOS chassis information (type 3) the guest reads.",
+							Ref:         ref(virtualizationv1.Chassis{}.OpenAPIModelName()),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel TDX). Refused: it needs those CPUs and KVM, and guests here run under software emulation.",
+							Ref:         ref(virtualizationv1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
+					"rebootPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RebootPolicy is what a reboot from inside the guest does: Reboot (the default) reboots the same domain; Terminate ends the VMI (Succeeded) so that its VirtualMachine starts a new one from the current template.\n\nPossible enum values:\n - `\"Reboot\"` reboots the domain in place.\n - `\"Terminate\"` ends the VMI when the guest reboots.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Reboot", "Terminate"},
+						},
+					},
 				},
 				Required: []string{"devices"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CPU{}.OpenAPIModelName(), virtualizationv1.Devices{}.OpenAPIModelName(), virtualizationv1.Firmware{}.OpenAPIModelName(), virtualizationv1.Machine{}.OpenAPIModelName(), virtualizationv1.Memory{}.OpenAPIModelName(), virtualizationv1.ResourceRequirements{}.OpenAPIModelName()},
+			virtualizationv1.CPU{}.OpenAPIModelName(), virtualizationv1.Chassis{}.OpenAPIModelName(), virtualizationv1.Clock{}.OpenAPIModelName(), virtualizationv1.Devices{}.OpenAPIModelName(), virtualizationv1.DiskIOThreads{}.OpenAPIModelName(), virtualizationv1.Features{}.OpenAPIModelName(), virtualizationv1.Firmware{}.OpenAPIModelName(), virtualizationv1.LaunchSecurity{}.OpenAPIModelName(), virtualizationv1.Machine{}.OpenAPIModelName(), virtualizationv1.Memory{}.OpenAPIModelName(), virtualizationv1.ResourceRequirements{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DowntimeTuningOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DowntimeTuningOptions ramp the allowed downtime up over a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"initialMs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitialMs is the first allowed downtime.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"steps": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Steps to the most allowed downtime.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"startAfterIteration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartAfterIteration is the copy iteration the ramp starts after.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"cooldownSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CooldownSeconds between steps.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DownwardAPIVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardAPIVolumeSource attaches pod information as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"fields": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Fields are the files of the disk.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(corev1.DownwardAPIVolumeFile{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel of the disk.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.DownwardAPIVolumeFile{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DownwardMetrics(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardMetrics is a virtio serial port carrying host metrics.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DownwardMetricsVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardMetricsVolumeSource is a small disk of host metrics.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -18843,6 +20336,13 @@ func schema_virt_apis_virtualization_v1_EFI(ref common.ReferenceCallback) common
 					"secureBoot": {
 						SchemaProps: spec.SchemaProps{
 							Description: "SecureBoot enables UEFI Secure Boot. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"persistent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Persistent keeps the EFI variable store (NVRAM) across restarts of the VM. Refused: this platform keeps no per-VM state outside its volumes yet.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -18872,6 +20372,380 @@ func schema_virt_apis_virtualization_v1_EmptyDiskSource(ref common.ReferenceCall
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_EphemeralVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EphemeralVolumeSource is a copy-on-write layer over a claim.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is the claim under the layer.",
+							Ref:         ref(corev1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ExperimentalMigrationOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExperimentalMigrationOptions are experimental migration tunables.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"stallDetector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StallDetector tunes the detection of a stalled migration.",
+							Ref:         ref(virtualizationv1.StallDetectorOptions{}.OpenAPIModelName()),
+						},
+					},
+					"downtimeTuning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DowntimeTuning ramps the allowed downtime up over a migration.",
+							Ref:         ref(virtualizationv1.DowntimeTuningOptions{}.OpenAPIModelName()),
+						},
+					},
+					"compression": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Compression of the migration data: none or zstd.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.DowntimeTuningOptions{}.OpenAPIModelName(), virtualizationv1.StallDetectorOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureAPIC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureAPIC is the APIC.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the APIC on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"endOfInterrupt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndOfInterrupt turns on the paravirtual end-of-interrupt.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureHyperv(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureHyperv are the Hyper-V enlightenments.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"relaxed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Relaxed turns off the guest's watchdog timeouts.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"vapic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VAPIC is the paravirtual APIC.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"spinlocks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spinlocks sets the spinlock retries before a guest yields.",
+							Ref:         ref(virtualizationv1.FeatureSpinlocks{}.OpenAPIModelName()),
+						},
+					},
+					"vpindex": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VPIndex is the virtual processor index.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"runtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Runtime is the per-vCPU run time.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"synic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyNIC is the synthetic interrupt controller (needs vpindex).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"synictimer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyNICTimer are the synthetic timers (need synic and vpindex).",
+							Ref:         ref(virtualizationv1.SyNICTimer{}.OpenAPIModelName()),
+						},
+					},
+					"reset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HypervReset is the Hyper-V reset (JSON: reset; Reset is the protobuf marshaller's method).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"vendorid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VendorID is the hypervisor vendor ID the guest sees.",
+							Ref:         ref(virtualizationv1.FeatureVendorID{}.OpenAPIModelName()),
+						},
+					},
+					"frequencies": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Frequencies exposes the TSC and APIC frequencies.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"reenlightenment": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reenlightenment notifies the guest of TSC frequency changes.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"tlbflush": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TLBFlush is the paravirtual TLB flush (needs vpindex).",
+							Ref:         ref(virtualizationv1.TLBFlush{}.OpenAPIModelName()),
+						},
+					},
+					"ipi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IPI is the paravirtual inter-processor interrupt (needs vpindex).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"evmcs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EVMCS is the enlightened VMCS for nested guests (needs vapic).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureSpinlocks{}.OpenAPIModelName(), virtualizationv1.FeatureState{}.OpenAPIModelName(), virtualizationv1.FeatureVendorID{}.OpenAPIModelName(), virtualizationv1.SyNICTimer{}.OpenAPIModelName(), virtualizationv1.TLBFlush{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureKVM(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureKVM says how KVM shows itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hidden": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hidden hides the KVM signature from the guest's CPUID.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureSpinlocks(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureSpinlocks sets the Hyper-V spinlock retries.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"spinlocks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retries before the guest yields, at least 4096. Defaults to 4096.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureState turns a feature on or off.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeatureVendorID(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureVendorID sets the hypervisor vendor ID.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"vendorid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VendorID, up to 12 characters.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Features(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Features are platform features of the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"acpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ACPI turns ACPI on or off. On unless disabled: the graceful shutdown presses the ACPI power button.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"apic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIC turns the APIC on or off. On unless disabled.",
+							Ref:         ref(virtualizationv1.FeatureAPIC{}.OpenAPIModelName()),
+						},
+					},
+					"hypervPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HypervPassthrough turns on every Hyper-V enlightenment the hypervisor has. Refused: the enlightenments are KVM's, and guests here run under software emulation.",
+							Ref:         ref(virtualizationv1.HyperVPassthrough{}.OpenAPIModelName()),
+						},
+					},
+					"hyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hyperv turns single Hyper-V enlightenments on, for Windows guests. Under software emulation QEMU does not implement them: the guest runs, without the speed-up.",
+							Ref:         ref(virtualizationv1.FeatureHyperv{}.OpenAPIModelName()),
+						},
+					},
+					"smm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SMM turns System Management Mode on or off (EFI Secure Boot turns it on).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"kvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KVM says how KVM shows itself to the guest.",
+							Ref:         ref(virtualizationv1.FeatureKVM{}.OpenAPIModelName()),
+						},
+					},
+					"pvspinlock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pvspinlock tells the guest whether paravirtual spinlocks are available.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureAPIC{}.OpenAPIModelName(), virtualizationv1.FeatureHyperv{}.OpenAPIModelName(), virtualizationv1.FeatureKVM{}.OpenAPIModelName(), virtualizationv1.FeatureState{}.OpenAPIModelName(), virtualizationv1.HyperVPassthrough{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Filesystem(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Filesystem shares the volume of its name with the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the file system; a volume of the same name must exist.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtiofs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Virtiofs shares it through virtiofs.",
+							Ref:         ref(virtualizationv1.FilesystemVirtiofs{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name", "virtiofs"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FilesystemVirtiofs{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FilesystemVirtiofs(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FilesystemVirtiofs shares a volume through virtiofs.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -18908,11 +20782,362 @@ func schema_virt_apis_virtualization_v1_Firmware(ref common.ReferenceCallback) c
 							Ref:         ref(virtualizationv1.KernelBoot{}.OpenAPIModelName()),
 						},
 					},
+					"acpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ACPI adds Windows licensing tables (SLIC, MSDM) from secret volumes. Refused: secret volumes are not served by this platform yet.",
+							Ref:         ref(virtualizationv1.ACPI{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.Bootloader{}.OpenAPIModelName(), virtualizationv1.KernelBoot{}.OpenAPIModelName()},
+			virtualizationv1.ACPI{}.OpenAPIModelName(), virtualizationv1.Bootloader{}.OpenAPIModelName(), virtualizationv1.KernelBoot{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_GPU(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GPU is a GPU passed through to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the GPU in the guest's domain.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"deviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeviceName is the resource name a device plugin offers it under.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry of spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the name of a request in that claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualGPUOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualGPUOptions configures a mediated (virtual) GPU.",
+							Ref:         ref(virtualizationv1.VGPUOptions{}.OpenAPIModelName()),
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is passed to the guest in config drive metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.VGPUOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_GuestAgentPing(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GuestAgentPing checks that the guest agent answers.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HPETTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HPETTimer is the HPET.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy: delay, catchup, merge or discard.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Handler(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Handler is the check of a probe.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"exec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Exec runs a command in the guest through its guest agent.",
+							Ref:         ref(corev1.ExecAction{}.OpenAPIModelName()),
+						},
+					},
+					"guestAgentPing": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAgentPing checks that the guest agent answers.",
+							Ref:         ref(virtualizationv1.GuestAgentPing{}.OpenAPIModelName()),
+						},
+					},
+					"httpGet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPGet sends an HTTP request to the guest.",
+							Ref:         ref(corev1.HTTPGetAction{}.OpenAPIModelName()),
+						},
+					},
+					"tcpSocket": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TCPSocket opens a TCP connection to the guest.",
+							Ref:         ref(corev1.TCPSocketAction{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.ExecAction{}.OpenAPIModelName(), corev1.HTTPGetAction{}.OpenAPIModelName(), corev1.TCPSocketAction{}.OpenAPIModelName(), virtualizationv1.GuestAgentPing{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostDevice is a host device passed through to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device in the guest's domain.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"deviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeviceName is the resource name a device plugin offers it under.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry of spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the name of a request in that claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is passed to the guest in config drive metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HostDisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostDisk is a disk image file on the node.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path of the image on the node.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type: Disk (must exist) or DiskOrCreate.\n\nPossible enum values:\n - `\"Disk\"`\n - `\"DiskOrCreate\"`",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Disk", "DiskOrCreate"},
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Capacity of an image to create.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"shared": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Shared says the path is shared between nodes.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path", "type"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HotplugVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeSource is a volume source that can be hotplugged.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim to hotplug.",
+							Ref:         ref(virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume to hotplug.",
+							Ref:         ref(virtualizationv1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.DataVolumeSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HotplugVolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeStatus is the attachment of a hotplugged volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"attachPodName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodName is the pod that attached the volume to the node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"attachPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodUID is that pod's UID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Hugepages(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Hugepages backs the guest's memory with huge pages.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pageSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PageSize, such as 2Mi or 1Gi.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HyperVPassthrough(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HyperVPassthrough turns on every Hyper-V enlightenment.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns passthrough on.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_HypervTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HypervTimer is the Hyper-V reference clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -18937,6 +21162,65 @@ func schema_virt_apis_virtualization_v1_I6300ESBWatchdog(ref common.ReferenceCal
 	}
 }
 
+func schema_virt_apis_virtualization_v1_InitrdInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InitrdInfo describes an initrd.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum of the initrd (deprecated by KubeVirt).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Input(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Input is an input device.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"bus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bus: usb or virtio. Defaults to usb.\n\nPossible enum values:\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"usb", "virtio"},
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type: tablet or keyboard. Defaults to tablet.\n\nPossible enum values:\n - `\"keyboard\"`\n - `\"tablet\"`",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"keyboard", "tablet"},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18954,7 +21238,7 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Model of the emulated NIC: virtio, e1000, e1000e or rtl8139. Defaults to virtio.",
+							Description: "Model of the emulated NIC: virtio, e1000, e1000e, ne2k_pci, pcnet or rtl8139. Defaults to virtio.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -18969,6 +21253,36 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 						SchemaProps: spec.SchemaProps{
 							Description: "Masquerade puts the guest on a private network (vmNetworkCIDR) behind NAT on the pod's IP address: the pod IP's ports (all, or those listed) lead to the guest, which sees its clients' real addresses.",
 							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
+						},
+					},
+					"slirp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedSlirp is QEMU user networking. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName()),
+						},
+					},
+					"sriov": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SRIOV passes an SR-IOV virtual function through. Refused: this platform has no SR-IOV device plugin.",
+							Ref:         ref(virtualizationv1.InterfaceSRIOV{}.OpenAPIModelName()),
+						},
+					},
+					"macvtap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedMacvtap is the macvtap binding. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName()),
+						},
+					},
+					"passt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPasst is the old passt binding. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName()),
+						},
+					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding connects the NIC through passt (user-mode networking). Refused: the launcher image has no passt; use masquerade.",
+							Ref:         ref(virtualizationv1.InterfacePasstBinding{}.OpenAPIModelName()),
 						},
 					},
 					"ports": {
@@ -19003,12 +21317,71 @@ func schema_virt_apis_virtualization_v1_Interface(ref common.ReferenceCallback) 
 							Format:      "int64",
 						},
 					},
+					"binding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Binding names a network binding plugin registered with KubeVirt. Refused: this platform has no binding plugins; use bridge or masquerade.",
+							Ref:         ref(virtualizationv1.PluginBinding{}.OpenAPIModelName()),
+						},
+					},
+					"portRanges": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PortRanges the masquerade binding forwards, as ports does. Refused: not implemented yet; list the ports.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.PortRange{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"pciAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PciAddress places the NIC at a PCI address. Refused: libvirt places the devices here.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dhcpOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DHCPOptions are extra options the launcher's DHCP server sends the guest. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.DHCPOptions{}.OpenAPIModelName()),
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is passed to the guest in config drive metadata. This platform has no config drive: the tag is kept and has no effect.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"acpiIndex": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ACPIIndex is the NIC's ACPI index (1 to 16383, unique in the guest): Linux names the NIC eno<index> whatever its PCI address.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State of the NIC's link: up (the default) or down. absent, a request to hot-unplug the NIC, is refused: this platform does not hotplug.\n\nPossible enum values:\n - `\"absent\"`\n - `\"down\"`\n - `\"up\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"absent", "down", "up"},
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.InterfaceBridge{}.OpenAPIModelName(), virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.Port{}.OpenAPIModelName()},
+			virtualizationv1.DHCPOptions{}.OpenAPIModelName(), virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName(), virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName(), virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName(), virtualizationv1.InterfaceBridge{}.OpenAPIModelName(), virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.InterfacePasstBinding{}.OpenAPIModelName(), virtualizationv1.InterfaceSRIOV{}.OpenAPIModelName(), virtualizationv1.PluginBinding{}.OpenAPIModelName(), virtualizationv1.Port{}.OpenAPIModelName(), virtualizationv1.PortRange{}.OpenAPIModelName()},
 	}
 }
 
@@ -19031,11 +21404,41 @@ func schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref common.Refere
 							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
+					"slirp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedSlirp is QEMU user networking. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName()),
+						},
+					},
+					"sriov": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SRIOV passes an SR-IOV virtual function through. Refused: this platform has no SR-IOV device plugin.",
+							Ref:         ref(virtualizationv1.InterfaceSRIOV{}.OpenAPIModelName()),
+						},
+					},
+					"macvtap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedMacvtap is the macvtap binding. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName()),
+						},
+					},
+					"passt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPasst is the old passt binding. KubeVirt removed it in 1.3; refused.",
+							Ref:         ref(virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName()),
+						},
+					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding connects the NIC through passt (user-mode networking). Refused: the launcher image has no passt; use masquerade.",
+							Ref:         ref(virtualizationv1.InterfacePasstBinding{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.InterfaceBridge{}.OpenAPIModelName(), virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()},
+			virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName(), virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName(), virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName(), virtualizationv1.InterfaceBridge{}.OpenAPIModelName(), virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.InterfacePasstBinding{}.OpenAPIModelName(), virtualizationv1.InterfaceSRIOV{}.OpenAPIModelName()},
 	}
 }
 
@@ -19056,6 +21459,48 @@ func schema_virt_apis_virtualization_v1_InterfaceMasquerade(ref common.Reference
 			SchemaProps: spec.SchemaProps{
 				Description: "InterfaceMasquerade is the masquerade (NAT) binding.",
 				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_InterfacePasstBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfacePasstBinding is the passt binding.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_InterfaceSRIOV(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfaceSRIOV is the SR-IOV binding.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_KVMTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KVMTimer is kvmclock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -19140,6 +21585,121 @@ func schema_virt_apis_virtualization_v1_KernelBootContainer(ref common.Reference
 	}
 }
 
+func schema_virt_apis_virtualization_v1_KernelBootStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KernelBootStatus describes the files of kernelBoot.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kernelInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelInfo describes the kernel.",
+							Ref:         ref(virtualizationv1.KernelInfo{}.OpenAPIModelName()),
+						},
+					},
+					"initrdInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitrdInfo describes the initrd.",
+							Ref:         ref(virtualizationv1.InitrdInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.InitrdInfo{}.OpenAPIModelName(), virtualizationv1.KernelInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_KernelInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KernelInfo describes a kernel image.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum of the kernel (deprecated by KubeVirt).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_LaunchSecurity(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LaunchSecurity runs the guest with encrypted memory. At most one member may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sev": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SEV is AMD Secure Encrypted Virtualization.",
+							Ref:         ref(virtualizationv1.SEV{}.OpenAPIModelName()),
+						},
+					},
+					"snp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SNP is AMD SEV with Secure Nested Paging.",
+							Ref:         ref(virtualizationv1.SEVSNP{}.OpenAPIModelName()),
+						},
+					},
+					"tdx": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TDX is Intel Trust Domain Extensions.",
+							Ref:         ref(virtualizationv1.TDX{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.SEV{}.OpenAPIModelName(), virtualizationv1.SEVSNP{}.OpenAPIModelName(), virtualizationv1.TDX{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_LunTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LunTarget is a SCSI device passed through.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bus: scsi.\n\nPossible enum values:\n - `\"sata\"`\n - `\"scsi\"`\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"sata", "scsi", "usb", "virtio"},
+						},
+					},
+					"readonly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly exposes the device read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reservation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reservation lets the guest take SCSI persistent reservations.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_Machine(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19174,11 +21734,165 @@ func schema_virt_apis_virtualization_v1_Memory(ref common.ReferenceCallback) com
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
+					"hugepages": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hugepages backs the guest's memory with huge pages. Refused: the nodes reserve no huge pages.",
+							Ref:         ref(virtualizationv1.Hugepages{}.OpenAPIModelName()),
+						},
+					},
+					"maxGuest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxGuest is the most memory hotplug may grow the guest to. Refused: this platform does not hotplug memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"reservedOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReservedOverhead adds to the memory the launcher pod reserves beyond the guest's.",
+							Ref:         ref(virtualizationv1.ReservedOverhead{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName(), virtualizationv1.Hugepages{}.OpenAPIModelName(), virtualizationv1.ReservedOverhead{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MemoryDumpVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryDumpVolumeSource is the claim a memory dump is written to.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of a PersistentVolumeClaim in the VMI's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly attaches the claim read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable lets the volume be attached to and detached from a running guest. true is refused: this platform does not hotplug.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claimName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MemoryStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryStatus is the guest's memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guestAtBoot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAtBoot is the memory the guest booted with.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"guestCurrent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestCurrent is the memory the guest has now.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"guestRequested": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestRequested is the memory asked for by hotplug.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"memoryOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryOverhead is what the platform adds to the launcher pod.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MultusNetwork(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MultusNetwork is a network of a NetworkAttachmentDefinition.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"networkName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkName is the NetworkAttachmentDefinition, as name or namespace/name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Default makes it the pod's default network.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"networkName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_NUMA(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NUMA is the guest's NUMA topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guestMappingPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.",
+							Ref:         ref(virtualizationv1.NUMAGuestMappingPassthrough{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.NUMAGuestMappingPassthrough{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_NUMAGuestMappingPassthrough(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NUMAGuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -19203,12 +21917,24 @@ func schema_virt_apis_virtualization_v1_Network(ref common.ReferenceCallback) co
 							Ref:         ref(virtualizationv1.PodNetwork{}.OpenAPIModelName()),
 						},
 					},
+					"multus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Multus is a secondary network of a NetworkAttachmentDefinition. Refused: Multus is not installed with this platform.",
+							Ref:         ref(virtualizationv1.MultusNetwork{}.OpenAPIModelName()),
+						},
+					},
+					"resourceClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaim is a network device from a DRA ResourceClaim. Refused: this platform has no DRA driver for network devices.",
+							Ref:         ref(virtualizationv1.ClaimRequest{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.PodNetwork{}.OpenAPIModelName()},
+			virtualizationv1.ClaimRequest{}.OpenAPIModelName(), virtualizationv1.MultusNetwork{}.OpenAPIModelName(), virtualizationv1.PodNetwork{}.OpenAPIModelName()},
 	}
 }
 
@@ -19225,11 +21951,82 @@ func schema_virt_apis_virtualization_v1_NetworkSource(ref common.ReferenceCallba
 							Ref:         ref(virtualizationv1.PodNetwork{}.OpenAPIModelName()),
 						},
 					},
+					"multus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Multus is a secondary network of a NetworkAttachmentDefinition. Refused: Multus is not installed with this platform.",
+							Ref:         ref(virtualizationv1.MultusNetwork{}.OpenAPIModelName()),
+						},
+					},
+					"resourceClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaim is a network device from a DRA ResourceClaim. Refused: this platform has no DRA driver for network devices.",
+							Ref:         ref(virtualizationv1.ClaimRequest{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.PodNetwork{}.OpenAPIModelName()},
+			virtualizationv1.ClaimRequest{}.OpenAPIModelName(), virtualizationv1.MultusNetwork{}.OpenAPIModelName(), virtualizationv1.PodNetwork{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NoCloudSSHPublicKeyAccessCredentialPropagation writes keys into NoCloud metadata.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PITTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PITTimer is the PIT.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy: delay, catchup or discard.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PanicDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PanicDevice reports a guest crash to the host.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model: isa, hyperv or pvpanic. Defaults to isa on x86_64.\n\nPossible enum values:\n - `\"hyperv\"`\n - `\"isa\"`\n - `\"pvpanic\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"hyperv", "isa", "pvpanic"},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -19356,6 +22153,13 @@ func schema_virt_apis_virtualization_v1_PersistentVolumeClaimInfo(ref common.Ref
 							Format:      "",
 						},
 					},
+					"preallocated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preallocated says the claim's storage is preallocated.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -19386,8 +22190,37 @@ func schema_virt_apis_virtualization_v1_PersistentVolumeClaimVolumeSource(ref co
 							Format:      "",
 						},
 					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable lets the volume be attached to and detached from a running guest. true is refused: this platform does not hotplug.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"claimName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PluginBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PluginBinding names a network binding plugin.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the plugin.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -19403,6 +22236,13 @@ func schema_virt_apis_virtualization_v1_PodNetwork(ref common.ReferenceCallback)
 					"vmNetworkCIDR": {
 						SchemaProps: spec.SchemaProps{
 							Description: "VMNetworkCIDR is the guest's network behind masquerade. It never leaves the pod. Defaults to 198.19.255.0/24.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"vmIPv6NetworkCIDR": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VMIPv6NetworkCIDR is the guest's IPv6 network behind masquerade. Refused: the pod network here is IPv4-only.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -19446,6 +22286,286 @@ func schema_virt_apis_virtualization_v1_Port(ref common.ReferenceCallback) commo
 				Required: []string{"port"},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PortRange(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PortRange is a range of ports forwarded to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"protocol": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Protocol: TCP or UDP.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is the first port of the range.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"end": {
+						SchemaProps: spec.SchemaProps{
+							Description: "End is the last port of the range.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"protocol", "start", "end"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Probe(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Probe is a periodic check of the guest, as a container probe is of a container.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"exec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Exec runs a command in the guest through its guest agent.",
+							Ref:         ref(corev1.ExecAction{}.OpenAPIModelName()),
+						},
+					},
+					"guestAgentPing": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAgentPing checks that the guest agent answers.",
+							Ref:         ref(virtualizationv1.GuestAgentPing{}.OpenAPIModelName()),
+						},
+					},
+					"httpGet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPGet sends an HTTP request to the guest.",
+							Ref:         ref(corev1.HTTPGetAction{}.OpenAPIModelName()),
+						},
+					},
+					"tcpSocket": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TCPSocket opens a TCP connection to the guest.",
+							Ref:         ref(corev1.TCPSocketAction{}.OpenAPIModelName()),
+						},
+					},
+					"initialDelaySeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitialDelaySeconds after the guest started before the first check.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"timeoutSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutSeconds of one check. Defaults to 1.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"periodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PeriodSeconds between checks. Defaults to 10.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"successThreshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SuccessThreshold is the successes in a row that count. Defaults to 1.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"failureThreshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FailureThreshold is the failures in a row that count. Defaults to 3.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.ExecAction{}.OpenAPIModelName(), corev1.HTTPGetAction{}.OpenAPIModelName(), corev1.TCPSocketAction{}.OpenAPIModelName(), virtualizationv1.GuestAgentPing{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "QemuGuestAgentSSHPublicKeyAccessCredentialPropagation writes keys through the guest agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"users": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Users whose authorized_keys get the keys.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"users"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "QemuGuestAgentUserPasswordAccessCredentialPropagation sets passwords through the guest agent.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_RTCTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RTCTimer is the RTC.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy: delay or catchup.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"track": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Track: guest (the guest's time) or wall (the host's).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Realtime(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Realtime tunes pinned vCPUs for real-time work.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mask": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mask selects the real-time vCPUs in libvirt's syntax, such as \"0-3,^1\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_RemoveVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RemoveVolumeOptions describe a volume to unplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume and its disk.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be persisted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ReservedOverhead(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReservedOverhead is memory the launcher pod reserves beyond the guest's.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"addedOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddedOverhead is added to the launcher pod's memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"memLock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemLock: Required locks the guest's memory in RAM (for devices that DMA into it), NotRequired (the default) does not. Required is refused: no device here needs it.\n\nPossible enum values:\n - `\"NotRequired\"`\n - `\"Required\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"NotRequired", "Required"},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -19563,6 +22683,323 @@ func schema_virt_apis_virtualization_v1_Rng(ref common.ReferenceCallback) common
 	}
 }
 
+func schema_virt_apis_virtualization_v1_SEV(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEV is AMD Secure Encrypted Virtualization.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"policy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Policy of the guest.",
+							Ref:         ref(virtualizationv1.SEVPolicy{}.OpenAPIModelName()),
+						},
+					},
+					"attestation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Attestation, when set, makes the guest wait for its owner's attestation.",
+							Ref:         ref(virtualizationv1.SEVAttestation{}.OpenAPIModelName()),
+						},
+					},
+					"session": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Session is the guest owner's session blob, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dhCert": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DHCert is the guest owner's Diffie-Hellman key, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.SEVAttestation{}.OpenAPIModelName(), virtualizationv1.SEVPolicy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SEVAttestation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVAttestation asks for SEV attestation.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SEVPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVPolicy is the SEV guest policy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"encryptedState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EncryptedState requires SEV-ES (encrypted register state).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SEVSNP(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVSNP is AMD SEV-SNP.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredential is where SSH public keys come from and how they reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source of the keys.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName()),
+						},
+					},
+					"propagationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PropagationMethod is how they reach the guest.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source", "propagationMethod"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName(), virtualizationv1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredentialPropagationMethod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredentialPropagationMethod is how SSH public keys reach the guest. Exactly one member may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"configDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigDrive writes them into config drive metadata.",
+							Ref:         ref(virtualizationv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+					"noCloud": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NoCloud writes them into NoCloud metadata.",
+							Ref:         ref(virtualizationv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+					"qemuGuestAgent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QemuGuestAgent writes them into users' authorized_keys through the guest agent, while the guest runs.",
+							Ref:         ref(virtualizationv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(), virtualizationv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(), virtualizationv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredentialSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredentialSource is where SSH public keys come from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret whose values are the keys.",
+							Ref:         ref(virtualizationv1.AccessCredentialSecretSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.AccessCredentialSecretSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SecretVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretVolumeSource attaches a Secret as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretName names the Secret.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"optional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional lets the Secret be missing.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel of the disk, such as cidata or OEMDRV.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ServiceAccountVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ServiceAccountVolumeSource attaches a service account's token as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"serviceAccountName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccountName names the service account.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SoundDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SoundDevice is an emulated sound card.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model: ich9 or ac97. Defaults to ich9.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_StallDetectorOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StallDetectorOptions tune the detection of a stalled migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"stallMargin": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StallMargin in percent.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"ewmaAlpha": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EwmaAlpha smooths the bandwidth estimate.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"stallProgressTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StallProgressTimeout in seconds.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"switchoverTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SwitchoverTimeout in seconds.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"precopyPossibleFactor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PrecopyPossibleFactor bounds the estimated downtime.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"patienceWindowDecayFactor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PatienceWindowDecayFactor shrinks the patience window.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"searchLocalMinima": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SearchLocalMinima waits for a local minimum before acting.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"completionTimeoutFactor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTimeoutFactor multiplies the completion timeout.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_StartOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19662,6 +23099,234 @@ func schema_virt_apis_virtualization_v1_StopOptions(ref common.ReferenceCallback
 	}
 }
 
+func schema_virt_apis_virtualization_v1_StorageMigratedVolumeInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageMigratedVolumeInfo is a volume a volume migration moves.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the volume's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePVCInfo is the claim it moves from.",
+							Ref:         ref(virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+					"destinationPVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DestinationPVCInfo is the claim it moves to.",
+							Ref:         ref(virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"volumeName"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SyNICTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyNICTimer are the Hyper-V synthetic timers.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"direct": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Direct delivers the timers' messages as interrupts.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SysprepSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SysprepSource is a Windows answer file (autounattend.xml).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret holding the answer file.",
+							Ref:         ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap holding the answer file.",
+							Ref:         ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_TDX(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TDX is Intel Trust Domain Extensions.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_TLBFlush(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TLBFlush is the Hyper-V paravirtual TLB flush.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true) or off. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"direct": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Direct sends the flushes to the hypervisor directly.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"extended": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Extended allows partial flushes.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_TPMDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TPMDevice is an emulated TPM.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the TPM. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"persistent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Persistent keeps the TPM's state across restarts of the VM.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_Timer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Timer are the timers of the guest. An unset timer is the machine type's choice.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hpet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HPET is the High Precision Event Timer.",
+							Ref:         ref(virtualizationv1.HPETTimer{}.OpenAPIModelName()),
+						},
+					},
+					"kvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KVM is kvmclock, the paravirtual clock of Linux guests.",
+							Ref:         ref(virtualizationv1.KVMTimer{}.OpenAPIModelName()),
+						},
+					},
+					"pit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PIT is the Programmable Interval Timer.",
+							Ref:         ref(virtualizationv1.PITTimer{}.OpenAPIModelName()),
+						},
+					},
+					"rtc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RTC is the Real Time Clock.",
+							Ref:         ref(virtualizationv1.RTCTimer{}.OpenAPIModelName()),
+						},
+					},
+					"hyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hyperv is the Hyper-V reference clock of Windows guests.",
+							Ref:         ref(virtualizationv1.HypervTimer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.HPETTimer{}.OpenAPIModelName(), virtualizationv1.HypervTimer{}.OpenAPIModelName(), virtualizationv1.KVMTimer{}.OpenAPIModelName(), virtualizationv1.PITTimer{}.OpenAPIModelName(), virtualizationv1.RTCTimer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_TopologyHints(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyHints are hints for the scheduler.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tscFrequency": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TSCFrequency the guest needs, in Hz.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_UnpauseOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19700,6 +23365,317 @@ func schema_virt_apis_virtualization_v1_UnpauseOptions(ref common.ReferenceCallb
 									},
 								},
 							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_UserPasswordAccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredential is where passwords come from and how they reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source of the passwords.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.UserPasswordAccessCredentialSource{}.OpenAPIModelName()),
+						},
+					},
+					"propagationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PropagationMethod is how they reach the guest.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source", "propagationMethod"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName(), virtualizationv1.UserPasswordAccessCredentialSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_UserPasswordAccessCredentialPropagationMethod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredentialPropagationMethod is how passwords reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"qemuGuestAgent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QemuGuestAgent sets them through the guest agent.",
+							Ref:         ref(virtualizationv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_UserPasswordAccessCredentialSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredentialSource is where passwords come from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret mapping user names to passwords.",
+							Ref:         ref(virtualizationv1.AccessCredentialSecretSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.AccessCredentialSecretSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_UtilityVolume(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UtilityVolume is a claim mounted into the launcher pod for an operation (a memory dump, a backup), not attached to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume, unique among volumes and utility volumes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim of the VMI's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly mounts the claim read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type: MemoryDump or Backup.\n\nPossible enum values:\n - `\"Backup\"`\n - `\"MemoryDump\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Backup", "MemoryDump"},
+						},
+					},
+				},
+				Required: []string{"name", "claimName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VGPUDisplayOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VGPUDisplayOptions configures a vGPU's display.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the display on. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"ramFB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RamFB adds a boot framebuffer until the guest's GPU driver loads.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VGPUOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VGPUOptions configures a virtual GPU.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"display": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Display configures the vGPU's display.",
+							Ref:         ref(virtualizationv1.VGPUDisplayOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.VGPUDisplayOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VMIMConfigurationOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VMIMConfigurationOptions are the options a migration ran with.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeDrainTaintKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeDrainTaintKey is the taint that drains a node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"parallelOutboundMigrationsPerNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ParallelOutboundMigrationsPerNode is the most outgoing migrations per node.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"parallelMigrationsPerCluster": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ParallelMigrationsPerCluster is the most migrations in the cluster.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"allowAutoConverge": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowAutoConverge slows the guest down so the migration converges.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"bandwidthPerMigration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BandwidthPerMigration is the bandwidth per second a migration may use.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"completionTimeoutPerGiB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTimeoutPerGiB is the seconds per GiB a migration may take.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"maxDowntimeMs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxDowntimeMs is the longest pause of the switch-over (an int64 where KubeVirt has a uint64, which server-side apply cannot hold).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"progressTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProgressTimeout is the seconds a migration may make no progress.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"utilityVolumesTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UtilityVolumesTimeout is the seconds a migration waits for utility volumes to go.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"unsafeMigrationOverride": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UnsafeMigrationOverride migrates even when it is unsafe.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"allowPostCopy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowPostCopy switches to post-copy when the migration is slow.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"allowWorkloadDisruption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowWorkloadDisruption pauses the guest rather than cancel.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"disableTLS": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DisableTLS turns off the migration's encryption.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"network": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Network is the network migrations use.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"matchSELinuxLevelOnMigration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MatchSELinuxLevelOnMigration lets the target pod take its own level.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"experimental": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExperimentalMigrationOptions are experimental tunables.",
+							Ref:         ref(virtualizationv1.ExperimentalMigrationOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName(), virtualizationv1.ExperimentalMigrationOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VideoDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VideoDevice is the graphics card.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type of the card: vga, bochs, cirrus, virtio or ramfb. Defaults to vga.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -19857,6 +23833,191 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref common.Refere
 		},
 		Dependencies: []string{
 			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceSpec{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceBackupStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceBackupStatus is the state of a backup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"backupName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupName is the backup's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when it started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when it ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"completed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Completed says it completed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"failed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Failed says it failed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"backupMsg": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupMsg says why, for a person.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"checkpointName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CheckpointName is the checkpoint the backup made.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes in the backup.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"quiesceStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QuiesceStatus says whether freezing the file systems worked.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceBackupVolumeInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceBackupVolumeInfo is a volume in a backup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the volume's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"volumeName"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceCommonMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceCommonMigrationState is one side of a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is this side's migration object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is this side's libvirt domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the namespace in the domain's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is where the sides synchronise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is this side's state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext of this side's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is this side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -20065,6 +24226,467 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceList(ref common.Re
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationSourceState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceMigrationSourceState is the source of a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is this side's migration object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is this side's libvirt domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the namespace in the domain's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is where the sides synchronise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is this side's state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext of this side's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is this side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nodeSelectors": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelectors the target's pod needs.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceMigrationState is the state of a live migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when it started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when it ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"targetNodeDomainReadyTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeDomainReadyTimestamp is when the target's domain was ready.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"targetNodeDomainDetected": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeDomainDetected says the target saw its domain start.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"targetNodeAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeAddress is the target node's migration address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetDirectMigrationNodePorts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetDirectMigrationNodePorts are the ports opened on the target.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"targetNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNode is the node the guest moves to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetPod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetPod is the launcher pod the guest moves to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetAttachmentPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetAttachmentPodUID is the target's hotplug attachment pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourceNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourceNode is the node the guest moves from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePod is the launcher pod the guest moves from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"completed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Completed says the migration completed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"failed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Failed says the migration failed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"abortRequested": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AbortRequested says an abort was asked for.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"abortStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AbortStatus is the state of the abort.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"failureReason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FailureReason says why it failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is the migration object's UID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode: PreCopy, PostCopy or Paused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationPolicyName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationPolicyName is the policy that applied.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationConfiguration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationConfiguration are the options that applied.",
+							Ref:         ref(virtualizationv1.VMIMConfigurationOptions{}.OpenAPIModelName()),
+						},
+					},
+					"targetCPUSet": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetCPUSet are the dedicated CPUs on the target.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"targetNodeTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeTopology is the NUMA topology of the target.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePersistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePersistentStatePVCName is the source's state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetPersistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetPersistentStatePVCName is the target's state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourceState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourceState is the source's side.",
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName()),
+						},
+					},
+					"targetState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetState is the target's side.",
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName()),
+						},
+					},
+					"migrationNetworkType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationNetworkType: Pod or Migration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetMemoryOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetMemoryOverhead is the target launcher pod's overhead.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName(), virtualizationv1.VMIMConfigurationOptions{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceMigrationTargetState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceMigrationTargetState is the target of a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod of this side.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is this side's migration object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is this side's libvirt domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the namespace in the domain's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is where the sides synchronise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is this side's state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext of this side's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is this side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainReadyTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainReadyTimestamp is when the target's domain was ready.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"domainDetected": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainDetected says the target saw its domain start.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"nodeAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeAddress is the target node's migration address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"directMigrationNodePorts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DirectMigrationNodePorts are the ports opened on the target.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"attachmentPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachmentPodUID is the target's hotplug attachment pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpuSet": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "CPUSet are the dedicated CPUs on the target.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"nodeTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeTopology is the NUMA topology of the target.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -20129,6 +24751,20 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceNetworkInterface(r
 					"podInterfaceName": {
 						SchemaProps: spec.SchemaProps{
 							Description: "PodInterfaceName is the pod interface the guest NIC is bound to, such as eth0.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"queueCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QueueCount is the number of queues of the NIC.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"linkState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LinkState of the NIC: up or down.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -20417,6 +25053,42 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceReplicaSetStatus(r
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineInstanceResourceClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceResourceClaim is a DRA ResourceClaim of the launcher pod. Exactly one of its sources may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the claim in the VMI; devices refer to it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceClaimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaimName is an existing ResourceClaim of the namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceClaimTemplateName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaimTemplateName makes a ResourceClaim per launcher pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -20547,12 +25219,150 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 							Format:      "",
 						},
 					},
+					"serviceAccountName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccountName is the service account of the launcher pod. The guest does not see its token. Refused: not implemented yet.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"topologySpreadConstraints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"topologyKey",
+									"whenUnsatisfiable",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "TopologySpreadConstraints spread the launcher pods of several VMIs over topology domains, as for pods. Refused: not implemented yet.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(corev1.TopologySpreadConstraint{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"evictionStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EvictionStrategy is what draining the node does to the guest: None (it is stopped, and its VM, if any, restarts it elsewhere) or LiveMigrateIfPossible (the same here, since nothing is migratable). LiveMigrate and External are refused: this platform has no live migration and no external eviction handling.\n\nPossible enum values:\n - `\"External\"`\n - `\"LiveMigrate\"`\n - `\"LiveMigrateIfPossible\"`\n - `\"None\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"External", "LiveMigrate", "LiveMigrateIfPossible", "None"},
+						},
+					},
+					"startStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartStrategy Paused starts the guest with its vCPUs paused: the VMI is Running with Ready False and Paused True until it is unpaused.\n\nPossible enum values:\n - `\"Paused\"` starts the guest with its vCPUs paused.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Paused"},
+						},
+					},
+					"livenessProbe": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
+						},
+					},
+					"readinessProbe": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadinessProbe checks the guest periodically; Ready follows it. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
+						},
+					},
+					"dnsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP. Only ClusterFirst (the default) is accepted: the launcher pod's DNS is not configurable yet.\n\nPossible enum values:\n - `\"ClusterFirst\"` indicates that the pod should use cluster DNS first unless hostNetwork is true, if it is available, then fall back on the default (as determined by kubelet) DNS settings.\n - `\"ClusterFirstWithHostNet\"` indicates that the pod should use cluster DNS first, if it is available, then fall back on the default (as determined by kubelet) DNS settings.\n - `\"Default\"` indicates that the pod should use the default (as determined by kubelet) DNS settings.\n - `\"None\"` indicates that the pod should use empty DNS settings. DNS parameters such as nameservers and search paths should be defined via DNSConfig.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"},
+						},
+					},
+					"dnsConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSConfig adds to the launcher pod's DNS configuration. Refused: not implemented yet.",
+							Ref:         ref(corev1.PodDNSConfig{}.OpenAPIModelName()),
+						},
+					},
+					"accessCredentials": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessCredentials put SSH keys or passwords into the guest. Refused: not implemented yet; put keys into cloud-init user data.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.AccessCredential{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture of the guest. Only amd64, the nodes' own, is accepted.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaims are DRA ResourceClaims the launcher pod takes, for GPUs, host devices and network devices. Refused: this platform has no DRA drivers.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"utilityVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "UtilityVolumes are claims mounted into the launcher pod for an operation, not attached to the guest. Refused: this platform has no operation that uses them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.UtilityVolume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"domain"},
 			},
 		},
 		Dependencies: []string{
-			corev1.Affinity{}.OpenAPIModelName(), corev1.Toleration{}.OpenAPIModelName(), virtualizationv1.DomainSpec{}.OpenAPIModelName(), virtualizationv1.Network{}.OpenAPIModelName(), virtualizationv1.Volume{}.OpenAPIModelName()},
+			corev1.Affinity{}.OpenAPIModelName(), corev1.PodDNSConfig{}.OpenAPIModelName(), corev1.Toleration{}.OpenAPIModelName(), corev1.TopologySpreadConstraint{}.OpenAPIModelName(), virtualizationv1.AccessCredential{}.OpenAPIModelName(), virtualizationv1.DomainSpec{}.OpenAPIModelName(), virtualizationv1.Network{}.OpenAPIModelName(), virtualizationv1.Probe{}.OpenAPIModelName(), virtualizationv1.UtilityVolume{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName(), virtualizationv1.Volume{}.OpenAPIModelName()},
 	}
 }
 
@@ -20689,11 +25499,135 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref common.
 							},
 						},
 					},
+					"migrationState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationState is the state of the guest's live migration.",
+							Ref:         ref(virtualizationv1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName()),
+						},
+					},
+					"migrationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationMethod is how the guest would migrate: BlockMigration or LiveMigration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationTransport": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationTransport is how migration data would travel (Unix).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"qosClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QOSClass is the quality of service class of the launcher pod.\n\nPossible enum values:\n - `\"BestEffort\"` is the BestEffort qos class.\n - `\"Burstable\"` is the Burstable qos class.\n - `\"Guaranteed\"` is the Guaranteed qos class.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"BestEffort", "Burstable", "Guaranteed"},
+						},
+					},
+					"evacuationNodeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EvacuationNodeName is the node the guest is being evicted from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kernelBootStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelBootStatus describes the kernel and initrd of kernelBoot.",
+							Ref:         ref(virtualizationv1.KernelBootStatus{}.OpenAPIModelName()),
+						},
+					},
+					"fsFreezeStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSFreezeStatus is \"frozen\" while the guest's file systems are frozen.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"topologyHints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TopologyHints for the scheduler, such as the TSC frequency.",
+							Ref:         ref(virtualizationv1.TopologyHints{}.OpenAPIModelName()),
+						},
+					},
+					"virtualMachineRevisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineRevisionName is the revision of the VM the VMI was made from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"runtimeUser": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeUser is the user ID the launcher runs as. KubeVirt's is a uint64; server-side apply cannot hold one, and user IDs fit an int64.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"VSOCKCID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VSOCKCID is the guest's VSOCK context ID.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext is the SELinux context of the launcher pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine is the machine type the guest runs, after QEMU resolved an alias such as q35.",
+							Ref:         ref(virtualizationv1.Machine{}.OpenAPIModelName()),
+						},
+					},
+					"currentCPUTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CurrentCPUTopology is the guest's CPU topology now.",
+							Ref:         ref(virtualizationv1.CPUTopology{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the guest's memory now.",
+							Ref:         ref(virtualizationv1.MemoryStatus{}.OpenAPIModelName()),
+						},
+					},
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes a volume migration moves.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking is the state of changed block tracking.",
+							Ref:         ref(virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), virtualizationv1.VolumeStatus{}.OpenAPIModelName()},
+			virtualizationv1.CPUTopology{}.OpenAPIModelName(), virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), virtualizationv1.KernelBootStatus{}.OpenAPIModelName(), virtualizationv1.Machine{}.OpenAPIModelName(), virtualizationv1.MemoryStatus{}.OpenAPIModelName(), virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName(), virtualizationv1.TopologyHints{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), virtualizationv1.VolumeStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -20774,6 +25708,71 @@ func schema_virt_apis_virtualization_v1_VirtualMachineList(ref common.ReferenceC
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineMemoryDumpRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineMemoryDumpRequest is a memory dump asked for.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim the dump goes to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase of the dump.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"remove": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Remove asks to detach the claim.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when the dump started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when the dump ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"fileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FileName of the dump.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says why it failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claimName", "phase"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -20802,12 +25801,38 @@ func schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref common.ReferenceC
 							Ref:         ref(virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()),
 						},
 					},
+					"dataVolumeTemplates": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolumeTemplates are CDI DataVolumes the VM creates with itself for its volumes. Refused: the Containerized Data Importer (CDI) is not installed with this platform; create a PersistentVolumeClaim and use a persistentVolumeClaim volume.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.DataVolumeTemplateSpec{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"updateVolumesStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UpdateVolumesStrategy is how a change of the template's volumes reaches a running instance: Replacement (the default: at the next start) or Migration (by a volume migration, refused: this platform has no live migration).\n\nPossible enum values:\n - `\"Migration\"`\n - `\"Replacement\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Migration", "Replacement"},
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
+			virtualizationv1.DataVolumeTemplateSpec{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -20971,11 +25996,121 @@ func schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref common.Referenc
 							},
 						},
 					},
+					"snapshotInProgress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotInProgress is the VirtualMachineSnapshot being taken.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"restoreInProgress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestoreInProgress is the VirtualMachineRestore being done.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumeRequests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeRequests are volumes to hotplug into or out of the instance.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"volumeSnapshotStatuses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotStatuses say which volumes can be snapshotted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"memoryDumpRequest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDumpRequest is a memory dump asked for.",
+							Ref:         ref(virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName()),
+						},
+					},
+					"desiredGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DesiredGeneration is the generation the instance should have.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"runStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RunStrategy is the run strategy last acted on.\n\nPossible enum values:\n - `\"Always\"` keeps an instance running: it is recreated after any stop.\n - `\"Halted\"` keeps no instance.\n - `\"Manual\"` leaves starting and stopping to the user.\n - `\"RerunOnFailure\"` recreates the instance only after it failed; a guest that shuts down by itself stays stopped.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Always", "Halted", "Manual", "RerunOnFailure"},
+						},
+					},
+					"volumeUpdateState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeUpdateState is the state of a volume update.",
+							Ref:         ref(virtualizationv1.VolumeUpdateState{}.OpenAPIModelName()),
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking is the state of changed block tracking.",
+							Ref:         ref(virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()},
+			virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName(), virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName(), virtualizationv1.VolumeUpdateState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineVolumeRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineVolumeRequest is a volume to hotplug or unplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"addVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddVolumeOptions adds a volume.",
+							Ref:         ref(virtualizationv1.AddVolumeOptions{}.OpenAPIModelName()),
+						},
+					},
+					"removeVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RemoveVolumeOptions removes a volume.",
+							Ref:         ref(virtualizationv1.RemoveVolumeOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.AddVolumeOptions{}.OpenAPIModelName(), virtualizationv1.RemoveVolumeOptions{}.OpenAPIModelName()},
 	}
 }
 
@@ -21018,12 +26153,154 @@ func schema_virt_apis_virtualization_v1_Volume(ref common.ReferenceCallback) com
 							Ref:         ref(virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
 						},
 					},
+					"hostDisk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDisk is a disk image file on the node. Refused: the launcher is unprivileged and sees no path of the node.",
+							Ref:         ref(virtualizationv1.HostDisk{}.OpenAPIModelName()),
+						},
+					},
+					"cloudInitConfigDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive. Refused: not implemented yet; use cloudInitNoCloud.",
+							Ref:         ref(virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
+						},
+					},
+					"sysprep": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sysprep passes a Windows answer file. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.SysprepSource{}.OpenAPIModelName()),
+						},
+					},
+					"ephemeral": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ephemeral puts a copy-on-write layer that lives as long as the VMI over a claim. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.EphemeralVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume attaches the claim of a CDI DataVolume. Refused: the Containerized Data Importer (CDI) is not installed with this platform; use persistentVolumeClaim.",
+							Ref:         ref(virtualizationv1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap attaches a ConfigMap as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret attaches a Secret as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.SecretVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardAPI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardAPI attaches pod information as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"serviceAccount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccount attaches a service account's token as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics attaches host metrics as a small disk. Refused: no node component serves the metrics.",
+							Ref:         ref(virtualizationv1.DownwardMetricsVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"memoryDump": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDump is the claim a memory dump of the guest is written to. Refused: this platform takes no memory dumps.",
+							Ref:         ref(virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath shares a path of the launcher container through virtiofs. Refused: the launcher runs no virtiofsd.",
+							Ref:         ref(virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName(), virtualizationv1.ContainerDiskSource{}.OpenAPIModelName(), virtualizationv1.EmptyDiskSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName(), virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName(), virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName(), virtualizationv1.ContainerDiskSource{}.OpenAPIModelName(), virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName(), virtualizationv1.DataVolumeSource{}.OpenAPIModelName(), virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName(), virtualizationv1.DownwardMetricsVolumeSource{}.OpenAPIModelName(), virtualizationv1.EmptyDiskSource{}.OpenAPIModelName(), virtualizationv1.EphemeralVolumeSource{}.OpenAPIModelName(), virtualizationv1.HostDisk{}.OpenAPIModelName(), virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), virtualizationv1.SecretVolumeSource{}.OpenAPIModelName(), virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName(), virtualizationv1.SysprepSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VolumeMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeMigrationState is the state of a volume migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes it moves.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VolumeSnapshotStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeSnapshotStatus says whether a volume can be snapshotted.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled says it can.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason it cannot.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "enabled"},
+			},
+		},
 	}
 }
 
@@ -21058,11 +26335,83 @@ func schema_virt_apis_virtualization_v1_VolumeSource(ref common.ReferenceCallbac
 							Ref:         ref(virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
 						},
 					},
+					"hostDisk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDisk is a disk image file on the node. Refused: the launcher is unprivileged and sees no path of the node.",
+							Ref:         ref(virtualizationv1.HostDisk{}.OpenAPIModelName()),
+						},
+					},
+					"cloudInitConfigDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive. Refused: not implemented yet; use cloudInitNoCloud.",
+							Ref:         ref(virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
+						},
+					},
+					"sysprep": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sysprep passes a Windows answer file. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.SysprepSource{}.OpenAPIModelName()),
+						},
+					},
+					"ephemeral": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ephemeral puts a copy-on-write layer that lives as long as the VMI over a claim. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.EphemeralVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume attaches the claim of a CDI DataVolume. Refused: the Containerized Data Importer (CDI) is not installed with this platform; use persistentVolumeClaim.",
+							Ref:         ref(virtualizationv1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap attaches a ConfigMap as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret attaches a Secret as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.SecretVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardAPI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardAPI attaches pod information as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"serviceAccount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccount attaches a service account's token as an ISO disk. Refused: not implemented yet.",
+							Ref:         ref(virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics attaches host metrics as a small disk. Refused: no node component serves the metrics.",
+							Ref:         ref(virtualizationv1.DownwardMetricsVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"memoryDump": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDump is the claim a memory dump of the guest is written to. Refused: this platform takes no memory dumps.",
+							Ref:         ref(virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath shares a path of the launcher container through virtiofs. Refused: the launcher runs no virtiofsd.",
+							Ref:         ref(virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName(), virtualizationv1.ContainerDiskSource{}.OpenAPIModelName(), virtualizationv1.EmptyDiskSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName(), virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName(), virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName(), virtualizationv1.ContainerDiskSource{}.OpenAPIModelName(), virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName(), virtualizationv1.DataVolumeSource{}.OpenAPIModelName(), virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName(), virtualizationv1.DownwardMetricsVolumeSource{}.OpenAPIModelName(), virtualizationv1.EmptyDiskSource{}.OpenAPIModelName(), virtualizationv1.EphemeralVolumeSource{}.OpenAPIModelName(), virtualizationv1.HostDisk{}.OpenAPIModelName(), virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), virtualizationv1.SecretVolumeSource{}.OpenAPIModelName(), virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName(), virtualizationv1.SysprepSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -21108,12 +26457,65 @@ func schema_virt_apis_virtualization_v1_VolumeStatus(ref common.ReferenceCallbac
 							Ref:         ref(virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
 						},
 					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase of the volume's attachment (hotplug, memory dump).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hotplugVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HotplugVolume is the attachment of a hotplugged volume.",
+							Ref:         ref(virtualizationv1.HotplugVolumeStatus{}.OpenAPIModelName()),
+						},
+					},
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SizeBytes is the size of the volume in bytes (JSON: size; Size is the protobuf marshaller's method).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"memoryDumpVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDumpVolume describes a memory dump written to the volume.",
+							Ref:         ref(virtualizationv1.DomainMemoryDumpInfo{}.OpenAPIModelName()),
+						},
+					},
+					"containerDiskVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerDiskVolume describes a containerDisk volume.",
+							Ref:         ref(virtualizationv1.ContainerDiskInfo{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
+			virtualizationv1.ContainerDiskInfo{}.OpenAPIModelName(), virtualizationv1.DomainMemoryDumpInfo{}.OpenAPIModelName(), virtualizationv1.HotplugVolumeStatus{}.OpenAPIModelName(), virtualizationv1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VolumeUpdateState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeUpdateState is the state of a volume update.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeMigrationState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMigrationState is the state of a volume migration.",
+							Ref:         ref(virtualizationv1.VolumeMigrationState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.VolumeMigrationState{}.OpenAPIModelName()},
 	}
 }
 
@@ -21138,12 +26540,18 @@ func schema_virt_apis_virtualization_v1_Watchdog(ref common.ReferenceCallback) c
 							Ref:         ref(virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()),
 						},
 					},
+					"diag288": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Diag288 is the s390x watchdog. Refused: the nodes are x86_64.",
+							Ref:         ref(virtualizationv1.Diag288Watchdog{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()},
+			virtualizationv1.Diag288Watchdog{}.OpenAPIModelName(), virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()},
 	}
 }
 
@@ -21160,10 +26568,16 @@ func schema_virt_apis_virtualization_v1_WatchdogDevice(ref common.ReferenceCallb
 							Ref:         ref(virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()),
 						},
 					},
+					"diag288": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Diag288 is the s390x watchdog. Refused: the nodes are x86_64.",
+							Ref:         ref(virtualizationv1.Diag288Watchdog{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()},
+			virtualizationv1.Diag288Watchdog{}.OpenAPIModelName(), virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName()},
 	}
 }

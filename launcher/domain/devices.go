@@ -17,6 +17,7 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 	// Target names are per prefix: virtio disks are vd*, the others sd*.
 	next := map[string]int{}
 	scsi := false
+	threads := newIOThreads(&vmi.Spec.Domain)
 	for _, disk := range vmi.Spec.Domain.Devices.Disks {
 		if _, ok := volumes[disk.Name]; !ok {
 			return fmt.Errorf("disk %q: no volume of that name", disk.Name)
@@ -40,7 +41,11 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 			Serial: disk.Serial,
 			Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + disk.Name},
 		}
+		if err := setDiskOptions(&dd, &disk); err != nil {
+			return err
+		}
 		var bus virtv1.DiskBus
+		tray := ""
 		switch {
 		case disk.CDRom != nil && disk.Disk != nil:
 			return fmt.Errorf("disk %q: disk and cdrom are exclusive", disk.Name)
@@ -50,6 +55,7 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 			}
 			dd.Device = "cdrom"
 			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+			tray = string(disk.CDRom.Tray)
 			bus = disk.CDRom.Bus
 			if bus == virtv1.DiskBusVirtio {
 				return fmt.Errorf("disk %q: a cdrom cannot be on the virtio bus", disk.Name)
@@ -66,13 +72,16 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 		switch bus {
 		case virtv1.DiskBusVirtio:
 			prefix = "vd"
+			if err := setVirtioDiskOptions(d, &dd, &disk, vmi.Spec.Domain, threads); err != nil {
+				return err
+			}
 		case virtv1.DiskBusSCSI:
 			scsi = true
 		case virtv1.DiskBusSATA, virtv1.DiskBusUSB:
 		default:
 			return fmt.Errorf("disk %q: unknown bus %q", disk.Name, bus)
 		}
-		dd.Target = &libvirtxml.DomainDiskTarget{Dev: prefix + driveLetters(next[prefix]), Bus: string(bus)}
+		dd.Target = &libvirtxml.DomainDiskTarget{Dev: prefix + driveLetters(next[prefix]), Bus: string(bus), Tray: tray}
 		next[prefix]++
 		if disk.BootOrder != nil {
 			dd.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*disk.BootOrder)}
@@ -84,6 +93,7 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 			Type: "scsi", Index: new(uint), Model: "virtio-scsi",
 		})
 	}
+	d.IOThreads = threads.count
 	return nil
 }
 
@@ -131,12 +141,26 @@ func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, hos
 		if mac == "" {
 			return fmt.Errorf("interface %q: no MAC address", iface.Name)
 		}
+		model := iface.Model
+		if model == "virtio" {
+			model = virtioModel(&vmi.Spec.Domain.Devices)
+		}
 		di := libvirtxml.DomainInterface{
 			Source: &libvirtxml.DomainInterfaceSource{Ethernet: &libvirtxml.DomainInterfaceSourceEthernet{}},
 			Target: &libvirtxml.DomainInterfaceTarget{Dev: nic.Tap, Managed: "no"},
 			MAC:    &libvirtxml.DomainInterfaceMAC{Address: mac},
-			Model:  &libvirtxml.DomainInterfaceModel{Type: iface.Model},
+			Model:  &libvirtxml.DomainInterfaceModel{Type: model},
 			Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + iface.Name},
+		}
+		if iface.ACPIIndex > 0 {
+			di.ACPI = &libvirtxml.DomainDeviceACPI{Index: uint(iface.ACPIIndex)}
+		}
+		switch iface.State {
+		case "", virtv1.InterfaceStateLinkUp:
+		case virtv1.InterfaceStateLinkDown:
+			di.Link = &libvirtxml.DomainInterfaceLink{State: "down"}
+		default:
+			return fmt.Errorf("interface %q: state %q is not supported", iface.Name, iface.State)
 		}
 		if nic.MTU > 0 {
 			di.MTU = &libvirtxml.DomainInterfaceMTU{Size: nic.MTU}
@@ -164,7 +188,7 @@ func setSerial(d *libvirtxml.Domain, spec *virtv1.DomainSpec, host Host) error {
 		Target: &libvirtxml.DomainSerialTarget{Port: new(uint)},
 		Alias:  &libvirtxml.DomainAlias{Name: AliasPrefix + "serial0"},
 	}
-	if host.SerialLog != "" {
+	if log := spec.Devices.LogSerialConsole; host.SerialLog != "" && (log == nil || *log) {
 		s.Log = &libvirtxml.DomainChardevLog{File: host.SerialLog, Append: "on"}
 	}
 	d.Devices.Serials = append(d.Devices.Serials, s)
@@ -187,18 +211,28 @@ func setGraphics(d *libvirtxml.Domain, spec *virtv1.DomainSpec, host Host) error
 	// Plain VGA, as KubeVirt attaches on x86: SeaBIOS, OVMF and any guest
 	// kernel (vgacon) drive it without a special driver, also under TCG.
 	// 16 MiB of VRAM as KubeVirt sizes it.
-	d.Devices.Videos = append(d.Devices.Videos, libvirtxml.DomainVideo{
-		Model: libvirtxml.DomainVideoModel{Type: "vga", Heads: 1, VRam: 16384},
-	})
+	// A spec's video type replaces it (bochs or virtio for EFI guests, say).
+	model := libvirtxml.DomainVideoModel{Type: "vga", Heads: 1, VRam: 16384}
+	if v := spec.Devices.Video; v != nil && v.Type != "" && v.Type != "vga" {
+		model = libvirtxml.DomainVideoModel{Type: v.Type, Heads: 1}
+		switch v.Type {
+		case "bochs", "cirrus":
+			model.VRam = 16384
+		case "virtio", "ramfb":
+		default:
+			return fmt.Errorf("video: unknown type %q", v.Type)
+		}
+	}
+	d.Devices.Videos = append(d.Devices.Videos, libvirtxml.DomainVideo{Model: model})
 	return nil
 }
 
-func setRNG(d *libvirtxml.Domain, rng *virtv1.Rng) {
-	if rng == nil {
+func setRNG(d *libvirtxml.Domain, dev *virtv1.Devices) {
+	if dev.Rng == nil {
 		return
 	}
 	d.Devices.RNGs = append(d.Devices.RNGs, libvirtxml.DomainRNG{
-		Model:   "virtio",
+		Model:   virtioModel(dev),
 		Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
 	})
 }

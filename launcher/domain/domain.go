@@ -27,30 +27,27 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 		Name:        Name(vmi.Namespace, vmi.Name, vmi.UID),
 		UUID:        uuid,
 		Description: fmt.Sprintf("VirtualMachineInstance %s/%s (uid %s)", vmi.Namespace, vmi.Name, vmi.UID),
-		Features: &libvirtxml.DomainFeatureList{
-			// ACPI carries the power button the graceful shutdown presses.
-			ACPI: &libvirtxml.DomainFeature{},
-			APIC: &libvirtxml.DomainFeatureAPIC{},
-		},
-		Clock:      &libvirtxml.DomainClock{Offset: "utc"},
-		OnPoweroff: "destroy",
-		OnReboot:   "restart",
+		OnPoweroff:  "destroy",
+		OnReboot:    "restart",
 		// A crashed guest ends the VMI; its launcher then exits non-zero.
 		OnCrash: "destroy",
-		Devices: &libvirtxml.DomainDeviceList{
-			// No balloon: the guest's memory is what the pod was sized for.
-			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
-		},
+		Devices: &libvirtxml.DomainDeviceList{},
+	}
+	// Features first: EFI Secure Boot turns SMM on in them.
+	setFeatures(d, spec.Features, host)
+	if err := setClock(d, spec.Clock); err != nil {
+		return nil, err
 	}
 	if err := setMemory(d, spec); err != nil {
 		return nil, err
 	}
-	if err := setCPU(d, spec.CPU); err != nil {
+	if err := setCPU(d, spec.CPU, host); err != nil {
 		return nil, err
 	}
 	if err := setOS(d, vmi, host); err != nil {
 		return nil, err
 	}
+	setChassis(d, spec.Chassis)
 	if err := setDisks(d, vmi, host); err != nil {
 		return nil, err
 	}
@@ -63,11 +60,19 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 	if err := setGraphics(d, spec, host); err != nil {
 		return nil, err
 	}
-	setRNG(d, spec.Devices.Rng)
+	setRNG(d, &spec.Devices)
 	setGuestAgentChannel(d)
 	if err := setWatchdog(d, spec.Devices.Watchdog); err != nil {
 		return nil, err
 	}
+	if err := setInputs(d, spec.Devices.Inputs); err != nil {
+		return nil, err
+	}
+	if err := setSound(d, spec.Devices.Sound); err != nil {
+		return nil, err
+	}
+	setPanicDevices(d, spec.Devices.PanicDevices)
+	setMemBalloon(d, &spec.Devices)
 	return d, nil
 }
 
@@ -84,7 +89,10 @@ func setMemory(d *libvirtxml.Domain, spec *virtv1.DomainSpec) error {
 	return nil
 }
 
-func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU) error {
+// setCPU converts the topology, model and features. Under software
+// emulation there is no host CPU to pass through: host-passthrough becomes
+// QEMU's "max" CPU (libvirt's mode maximum), every feature TCG emulates.
+func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU, host Host) error {
 	if cpu == nil || cpu.Sockets == 0 || cpu.Cores == 0 || cpu.Threads == 0 {
 		return fmt.Errorf("spec.domain.cpu: sockets, cores and threads are not set")
 	}
@@ -96,16 +104,37 @@ func setCPU(d *libvirtxml.Domain, cpu *virtv1.CPU) error {
 	switch model {
 	case "":
 		// The hypervisor's default model (qemu64 under TCG).
-	case "host-model", "host-passthrough":
+	case virtv1.CPUModelHostPassthrough:
+		c.Mode = model
+		if host.Type != TypeKVM {
+			c.Mode = "maximum"
+		}
+	case virtv1.CPUModelHostModel:
 		c.Mode = model
 	default:
 		c.Mode = "custom"
 		c.Match = "exact"
 		c.Model = &libvirtxml.DomainCPUModel{Value: model, Fallback: "forbid"}
 	}
+	for _, f := range cpu.Features {
+		policy := f.Policy
+		if policy == "" {
+			policy = virtv1.CPUFeaturePolicyRequire
+		}
+		c.Features = append(c.Features, libvirtxml.DomainCPUFeature{Name: f.Name, Policy: policy})
+	}
+	if len(c.Features) > 0 && c.Mode == "" {
+		// libvirt takes features only on top of a model: name the one the
+		// hypervisor would have chosen.
+		c.Mode, c.Match = "custom", "exact"
+		c.Model = &libvirtxml.DomainCPUModel{Value: DefaultCPUModel, Fallback: "forbid"}
+	}
 	d.CPU = c
 	return nil
 }
+
+// DefaultCPUModel is the CPU model QEMU gives an x86 guest that names none.
+const DefaultCPUModel = "qemu64"
 
 func setOS(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) error {
 	spec := &vmi.Spec.Domain
@@ -125,10 +154,7 @@ func setOS(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Host) 
 	if fw.Serial != "" {
 		// The SMBIOS system table carries the serial; the UUID is the
 		// domain's own.
-		d.SysInfo = []libvirtxml.DomainSysInfo{{SMBIOS: &libvirtxml.DomainSysInfoSMBIOS{
-			System: &libvirtxml.DomainSysInfoSystem{Entry: []libvirtxml.DomainSysInfoEntry{{Name: "serial", Value: fw.Serial}}},
-		}}}
-		os.SMBios = &libvirtxml.DomainSMBios{Mode: "sysinfo"}
+		smbios(d).System = &libvirtxml.DomainSysInfoSystem{Entry: []libvirtxml.DomainSysInfoEntry{{Name: "serial", Value: fw.Serial}}}
 	}
 	if bl := fw.Bootloader; bl != nil {
 		switch {

@@ -150,6 +150,90 @@ func TestConvertGolden(t *testing.T) {
 			v.Spec.Domain.Devices.Watchdog = &virtv1.Watchdog{Name: "wd", WatchdogDevice: virtv1.WatchdogDevice{
 				I6300ESB: &virtv1.I6300ESBWatchdog{Action: virtv1.WatchdogActionPoweroff}}}
 		}},
+		{name: "features-tcg", mutate: kubevirtFeatures},
+		{name: "features-kvm", host: func(h *Host) { h.Type = TypeKVM }, mutate: kubevirtFeatures},
+		{name: "features-off", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Features = &virtv1.Features{
+				ACPI: virtv1.FeatureState{Enabled: ptr.To(false)}, APIC: &virtv1.FeatureAPIC{Enabled: ptr.To(false)},
+				SMM: &virtv1.FeatureState{Enabled: ptr.To(false)}, Pvspinlock: &virtv1.FeatureState{Enabled: ptr.To(false)},
+			}
+		}},
+		{name: "clock-timezone", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Clock = &virtv1.Clock{
+				ClockOffset: virtv1.ClockOffset{Timezone: ptr.To(virtv1.ClockOffsetTimezone("Europe/Berlin"))},
+				Timer: &virtv1.Timer{
+					HPET: &virtv1.HPETTimer{Enabled: ptr.To(false)}, PIT: &virtv1.PITTimer{TickPolicy: "delay"},
+					RTC: &virtv1.RTCTimer{TickPolicy: "catchup", Track: "guest"}, KVM: &virtv1.KVMTimer{}, Hyperv: &virtv1.HypervTimer{},
+				},
+			}
+		}},
+		{name: "clock-utc-offset", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Clock = &virtv1.Clock{ClockOffset: virtv1.ClockOffset{UTC: &virtv1.ClockOffsetUTC{OffsetSeconds: ptr.To(int32(-3600))}}}
+		}},
+		{name: "cpu-host-passthrough-tcg", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Model: "host-passthrough", Features: []virtv1.CPUFeature{{Name: "pcid", Policy: "disable"}}}
+		}},
+		{name: "cpu-host-passthrough-kvm", host: func(h *Host) { h.Type = TypeKVM }, mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Model: "host-passthrough"}
+		}},
+		{name: "cpu-features", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Features: []virtv1.CPUFeature{{Name: "x2apic"}, {Name: "pcid", Policy: "optional"}}}
+		}},
+		{name: "chassis", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Firmware = &virtv1.Firmware{Serial: "SN-42"}
+			v.Spec.Domain.Chassis = &virtv1.Chassis{Manufacturer: "ACME", Version: "1.0", Serial: "CH-1", Asset: "A-7", Sku: "SKU-9"}
+		}},
+		{name: "peripherals", mutate: func(v *virtv1.VirtualMachineInstance) {
+			dev := &v.Spec.Domain.Devices
+			dev.Inputs = []virtv1.Input{{Name: "tablet", Bus: "usb", Type: "tablet"}, {Name: "keyboard", Bus: "virtio", Type: "keyboard"}}
+			dev.Sound = &virtv1.SoundDevice{Name: "audio", Model: "ac97"}
+			dev.PanicDevices = []virtv1.PanicDevice{{}, {Model: ptr.To(virtv1.PanicDevicePvpanic)}}
+			dev.AutoattachMemBalloon = ptr.To(true)
+			dev.Video = &virtv1.VideoDevice{Type: "virtio"}
+			dev.LogSerialConsole = ptr.To(false)
+		}},
+		{name: "virtio-transitional", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.UseVirtioTransitional = ptr.To(true)
+			v.Spec.Domain.Devices.Rng = &virtv1.Rng{}
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "containerdisk"}}
+			v.Spec.Volumes = []virtv1.Volume{volume("containerdisk", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:latest"}})}
+		}},
+		{name: "disk-options", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtv1.CPU{Cores: 2}
+			v.Spec.Domain.IOThreadsPolicy = ptr.To(virtv1.IOThreadsPolicyAuto)
+			v.Spec.Domain.Devices.BlockMultiQueue = ptr.To(true)
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{
+				{Name: "containerdisk", Cache: "writethrough", IO: "threads", ErrorPolicy: ptr.To(virtv1.DiskErrorReport)},
+				{Name: "emptydisk", IO: "native", DedicatedIOThread: ptr.To(true),
+					BlockSize: &virtv1.BlockSize{Custom: &virtv1.CustomBlockSize{Logical: 512, Physical: 4096, DiscardGranularity: ptr.To(uint32(4096))}}},
+				{Name: "pvc", Shareable: ptr.To(true)},
+				{Name: "cloudinit"},
+				{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Tray: virtv1.TrayStateOpen}}},
+			}
+			v.Spec.Volumes = []virtv1.Volume{
+				volume("containerdisk", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:latest"}}),
+				volume("emptydisk", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}),
+				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "shared"}}),
+				volume("cloudinit", virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}),
+				volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "iso:latest"}}),
+			}
+		}},
+		{name: "iothreads-shared", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.IOThreadsPolicy = ptr.To(virtv1.IOThreadsPolicyShared)
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "containerdisk", DedicatedIOThread: ptr.To(true)}, {Name: "emptydisk"}, {Name: "pvc"}}
+			v.Spec.Volumes = []virtv1.Volume{
+				volume("containerdisk", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:latest"}}),
+				volume("emptydisk", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}),
+				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}),
+			}
+		}},
+		{name: "interface-options", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{
+				Name: "pod", MacAddress: "02:00:00:00:00:02", ACPIIndex: 3, State: virtv1.InterfaceStateLinkDown,
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}},
+			}}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +272,19 @@ func TestConvertGolden(t *testing.T) {
 	}
 }
 
+// kubevirtFeatures lists every platform feature, as a Windows template does.
+func kubevirtFeatures(v *virtv1.VirtualMachineInstance) {
+	on := func() *virtv1.FeatureState { return &virtv1.FeatureState{} }
+	v.Spec.Domain.Features = &virtv1.Features{
+		APIC: &virtv1.FeatureAPIC{EndOfInterrupt: true}, SMM: on(), Pvspinlock: on(), KVM: &virtv1.FeatureKVM{Hidden: true},
+		Hyperv: &virtv1.FeatureHyperv{
+			Relaxed: on(), VAPIC: on(), Spinlocks: &virtv1.FeatureSpinlocks{Retries: ptr.To(uint32(8191))}, VPIndex: on(), Runtime: on(),
+			SyNIC: on(), SyNICTimer: &virtv1.SyNICTimer{Direct: on()}, HypervReset: on(), VendorID: &virtv1.FeatureVendorID{VendorID: "KubeVirt"},
+			Frequencies: on(), Reenlightenment: on(), TLBFlush: &virtv1.TLBFlush{Direct: on(), Extended: on()}, IPI: on(), EVMCS: &virtv1.FeatureState{Enabled: ptr.To(false)},
+		},
+	}
+}
+
 func TestConvertErrors(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -220,6 +317,21 @@ func TestConvertErrors(t *testing.T) {
 		}, wantErr: "needs a q35 machine"},
 		{name: "graphics without socket", host: func(h *Host) { h.VNCSocket = "" }, wantErr: "no VNC socket path"},
 		{name: "unknown type", host: func(h *Host) { h.Type = "xen" }, wantErr: "unknown domain type"},
+		{name: "native I/O with a host cache", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "pvc", IO: "native", Cache: "writeback"}}
+			v.Spec.Volumes = []virtv1.Volume{volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}})}
+		}, wantErr: "io native needs cache none"},
+		{name: "unknown input", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Inputs = []virtv1.Input{{Name: "m", Type: "mouse", Bus: "usb"}}
+		}, wantErr: `input "m": unknown type "mouse"`},
+		{name: "unknown video", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Video = &virtv1.VideoDevice{Type: "qxl"}
+		}, wantErr: `video: unknown type "qxl"`},
+		{name: "interface absent", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "pod", State: virtv1.InterfaceStateAbsent, MacAddress: "02:00:00:00:00:03",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}}
+		}, wantErr: `state "absent" is not supported`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -301,6 +301,14 @@ func (c *Conn) Start(name string) error {
 	})
 }
 
+// StartPaused boots a defined, shut off domain with its vCPUs paused
+// (startStrategy Paused): QEMU runs, the guest does not until Unpause.
+func (c *Conn) StartPaused(name string) error {
+	return c.do(name, "start paused", func(d *libvirt.Domain) error {
+		return invalidConfig(d.CreateWithFlags(libvirt.DOMAIN_START_PAUSED))
+	})
+}
+
 // Shutdown presses the domain's ACPI power button.
 func (c *Conn) Shutdown(name string) error {
 	return c.do(name, "shut down", func(d *libvirt.Domain) error {

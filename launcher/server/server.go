@@ -203,8 +203,14 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 		if s.started {
 			return nil, status.Errorf(codes.FailedPrecondition, "domain %s already ran and stopped", s.name)
 		}
-		logger.Info("Starting domain", "domain", s.name)
-		if err := s.conn.Start(s.name); err != nil {
+		start := s.conn.Start
+		if st := vmi.Spec.StartStrategy; st != nil && *st == virtv1.StartStrategyPaused {
+			// The guest's vCPUs wait for an unpause; the node reports the
+			// VMI Running, Ready False and Paused True meanwhile.
+			start = s.conn.StartPaused
+		}
+		logger.Info("Starting domain", "domain", s.name, "paused", vmi.Spec.StartStrategy != nil)
+		if err := start(s.name); err != nil {
 			// The start may have got far enough: a domain that runs is
 			// what was asked for.
 			if now, serr := s.conn.Status(s.name); serr != nil || !live(now.State) {

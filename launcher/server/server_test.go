@@ -231,6 +231,23 @@ func TestPauseUnpause(t *testing.T) {
 	}
 }
 
+// startStrategy Paused asks libvirt for a paused start. libvirt's test
+// driver cannot start paused and says so, which is how this test sees the
+// request; test/integration/launcher starts a real guest paused.
+func TestSyncStartsPausedForStartStrategyPaused(t *testing.T) {
+	f := newFixture(t)
+	paused := virtv1.StartStrategyPaused
+	f.vmi.Spec.StartStrategy = &paused
+	_, err := f.sync(t)
+	if err == nil || !strings.Contains(err.Error(), "start paused") {
+		t.Fatalf("Sync of a VMI with startStrategy Paused: %v; want the test driver's refusal of a paused start", err)
+	}
+	f.vmi.Spec.StartStrategy = nil
+	if d, err := f.sync(t); err != nil || d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING {
+		t.Fatalf("Sync without startStrategy: %v, %v; want RUNNING", d.GetState(), err)
+	}
+}
+
 func TestSoftReboot(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.client.SoftReboot(t.Context(), &apiv1.SoftRebootRequest{}); status.Code(err) != codes.FailedPrecondition {

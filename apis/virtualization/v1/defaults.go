@@ -14,6 +14,13 @@ const (
 	DefaultPodNetworkName                = "default"
 	DefaultVMNetworkCIDR                 = "198.19.255.0/24"
 	DefaultInterfaceModel                = "virtio"
+	// DefaultSpinlockRetries is Hyper-V's spinlock retry count when
+	// features.hyperv.spinlocks is listed without one.
+	DefaultSpinlockRetries = uint32(4096)
+	// SoundModelICH9 and SoundModelAC97 are the sound cards; ich9 is the
+	// default.
+	SoundModelICH9 = "ich9"
+	SoundModelAC97 = "ac97"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -60,6 +67,39 @@ func SetDefaults_VirtualMachineInstanceSpec(spec *VirtualMachineInstanceSpec) {
 		d.Devices.AutoattachGraphicsDevice = ptr.To(true)
 	}
 	setDefaultPodNetwork(spec)
+	setDefaultVolumeDisks(spec)
+	setDefaultInputDevice(spec)
+}
+
+// setDefaultVolumeDisks gives every volume that no disk (nor file system)
+// attaches a disk of its name, as KubeVirt's defaulting does: a manifest
+// may list a cloud-init volume and leave its disk out. SetDefaults_Disk
+// then makes it a virtio disk.
+func setDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) {
+	attached := map[string]bool{}
+	for _, d := range spec.Domain.Devices.Disks {
+		attached[d.Name] = true
+	}
+	for _, fs := range spec.Domain.Devices.Filesystems {
+		attached[fs.Name] = true
+	}
+	for _, v := range spec.Volumes {
+		if !attached[v.Name] {
+			spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, Disk{Name: v.Name})
+			attached[v.Name] = true
+		}
+	}
+}
+
+// setDefaultInputDevice adds KubeVirt's default input device, a USB tablet
+// named default-0, to a guest that asks for one with autoattachInputDevice
+// and lists none.
+func setDefaultInputDevice(spec *VirtualMachineInstanceSpec) {
+	devices := &spec.Domain.Devices
+	if devices.AutoattachInputDevice == nil || !*devices.AutoattachInputDevice || len(devices.Inputs) > 0 {
+		return
+	}
+	devices.Inputs = []Input{{Name: "default-0"}}
 }
 
 // setDefaultPodNetwork gives a guest without any network the pod network
@@ -80,9 +120,10 @@ func setDefaultPodNetwork(spec *VirtualMachineInstanceSpec) {
 	}}
 }
 
-// SetDefaults_Disk makes a disk without a device a virtio disk.
+// SetDefaults_Disk makes a disk without a device a virtio disk, and closes
+// a CD-ROM's tray.
 func SetDefaults_Disk(disk *Disk) {
-	if disk.Disk == nil && disk.CDRom == nil {
+	if disk.Disk == nil && disk.CDRom == nil && disk.LUN == nil {
 		disk.Disk = &DiskTarget{}
 	}
 	if disk.Disk != nil && disk.Disk.Bus == "" {
@@ -95,6 +136,73 @@ func SetDefaults_Disk(disk *Disk) {
 		if disk.CDRom.ReadOnly == nil {
 			disk.CDRom.ReadOnly = ptr.To(true)
 		}
+		if disk.CDRom.Tray == "" {
+			disk.CDRom.Tray = TrayStateClosed
+		}
+	}
+}
+
+// SetDefaults_Input makes an input without bus or type a USB tablet.
+func SetDefaults_Input(in *Input) {
+	if in.Bus == "" {
+		in.Bus = InputBusUSB
+	}
+	if in.Type == "" {
+		in.Type = InputTypeTablet
+	}
+}
+
+// SetDefaults_SoundDevice makes a sound card without a model an ich9 one.
+func SetDefaults_SoundDevice(s *SoundDevice) {
+	if s.Model == "" {
+		s.Model = SoundModelICH9
+	}
+}
+
+// A feature or timer that is listed is on unless it says enabled: false
+// (KubeVirt's defaults): "smm: {}" turns SMM on.
+
+// SetDefaults_FeatureState turns a listed feature on.
+func SetDefaults_FeatureState(f *FeatureState) { defaultTrue(&f.Enabled) }
+
+// SetDefaults_FeatureAPIC turns a listed APIC on.
+func SetDefaults_FeatureAPIC(f *FeatureAPIC) { defaultTrue(&f.Enabled) }
+
+// SetDefaults_FeatureVendorID turns a listed vendor ID on.
+func SetDefaults_FeatureVendorID(f *FeatureVendorID) { defaultTrue(&f.Enabled) }
+
+// SetDefaults_SyNICTimer turns listed synthetic timers on.
+func SetDefaults_SyNICTimer(f *SyNICTimer) { defaultTrue(&f.Enabled) }
+
+// SetDefaults_TLBFlush turns a listed TLB flush on.
+func SetDefaults_TLBFlush(f *TLBFlush) { defaultTrue(&f.Enabled) }
+
+// SetDefaults_FeatureSpinlocks turns listed spinlocks on with 4096 retries.
+func SetDefaults_FeatureSpinlocks(f *FeatureSpinlocks) {
+	defaultTrue(&f.Enabled)
+	if *f.Enabled && f.Retries == nil {
+		f.Retries = ptr.To(DefaultSpinlockRetries)
+	}
+}
+
+// SetDefaults_HPETTimer keeps a listed HPET.
+func SetDefaults_HPETTimer(t *HPETTimer) { defaultTrue(&t.Enabled) }
+
+// SetDefaults_PITTimer keeps a listed PIT.
+func SetDefaults_PITTimer(t *PITTimer) { defaultTrue(&t.Enabled) }
+
+// SetDefaults_RTCTimer keeps a listed RTC.
+func SetDefaults_RTCTimer(t *RTCTimer) { defaultTrue(&t.Enabled) }
+
+// SetDefaults_KVMTimer keeps a listed kvmclock.
+func SetDefaults_KVMTimer(t *KVMTimer) { defaultTrue(&t.Enabled) }
+
+// SetDefaults_HypervTimer keeps a listed Hyper-V clock.
+func SetDefaults_HypervTimer(t *HypervTimer) { defaultTrue(&t.Enabled) }
+
+func defaultTrue(b **bool) {
+	if *b == nil {
+		*b = ptr.To(true)
 	}
 }
 

@@ -118,14 +118,66 @@ func TestVirtualMachineInstanceDefaults(t *testing.T) {
 				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}})
 		},
 	}, {
-		name: "disk without device is a virtio disk; cdrom is sata and read-only",
+		name: "disk without device is a virtio disk; cdrom is sata, read-only and closed",
 		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Disks: []virtv1.Disk{
 			{Name: "root"},
 			{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{}}},
 		}}}},
 		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
 			equal(t, got.Domain.Devices.Disks[0].DiskDevice, virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: "virtio"}})
-			equal(t, got.Domain.Devices.Disks[1].DiskDevice, virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(true)}})
+			equal(t, got.Domain.Devices.Disks[1].DiskDevice, virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(true), Tray: virtv1.TrayStateClosed}})
+		},
+	}, {
+		// KubeVirt's defaulting: a manifest may list a volume and leave its
+		// disk out (cloud-init volumes usually are).
+		name: "a volume without a disk gets a virtio disk; one with a disk or file system keeps it",
+		spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{Devices: virtv1.Devices{
+				Disks:       []virtv1.Disk{{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{}}}},
+				Filesystems: []virtv1.Filesystem{{Name: "shared", Virtiofs: &virtv1.FilesystemVirtiofs{}}},
+			}},
+			Volumes: []virtv1.Volume{
+				{Name: "iso", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "iso"}}},
+				{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "root"}}},
+				{Name: "cloudinit", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config"}}},
+				{Name: "shared", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
+			},
+		},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			virtio := virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}
+			equal(t, got.Domain.Devices.Disks, []virtv1.Disk{
+				{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(true), Tray: virtv1.TrayStateClosed}}},
+				{Name: "root", DiskDevice: virtio},
+				{Name: "cloudinit", DiskDevice: virtio},
+			})
+		},
+	}, {
+		name: "autoattachInputDevice adds a USB tablet; an input without bus or type is one",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{AutoattachInputDevice: ptr.To(true)}}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Devices.Inputs, []virtv1.Input{{Name: "default-0", Bus: virtv1.InputBusUSB, Type: virtv1.InputTypeTablet}})
+		},
+	}, {
+		name: "listed features and timers are on; hyperv spinlocks retry 4096 times; sound is ich9",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Features: &virtv1.Features{
+				SMM:        &virtv1.FeatureState{},
+				Pvspinlock: &virtv1.FeatureState{Enabled: ptr.To(false)},
+				Hyperv:     &virtv1.FeatureHyperv{Relaxed: &virtv1.FeatureState{}, Spinlocks: &virtv1.FeatureSpinlocks{}},
+			},
+			Clock:   &virtv1.Clock{Timer: &virtv1.Timer{HPET: &virtv1.HPETTimer{}, RTC: &virtv1.RTCTimer{TickPolicy: "catchup"}}},
+			Devices: virtv1.Devices{Sound: &virtv1.SoundDevice{Name: "audio"}},
+		}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			f := got.Domain.Features
+			equal(t, f.ACPI.Enabled, ptr.To(true))
+			equal(t, f.SMM.Enabled, ptr.To(true))
+			equal(t, f.Pvspinlock.Enabled, ptr.To(false))
+			equal(t, f.Hyperv.Relaxed.Enabled, ptr.To(true))
+			equal(t, f.Hyperv.Spinlocks.Retries, ptr.To(uint32(4096)))
+			equal(t, got.Domain.Clock.Timer.HPET.Enabled, ptr.To(true))
+			equal(t, got.Domain.Clock.Timer.RTC.Enabled, ptr.To(true))
+			equal(t, got.Domain.Devices.Sound.Model, "ich9")
 		},
 	}, {
 		name: "watchdog resets by default; masquerade ports are TCP",

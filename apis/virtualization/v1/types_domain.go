@@ -26,6 +26,69 @@ type DomainSpec struct {
 	Firmware *Firmware `json:"firmware,omitempty" protobuf:"bytes,5,opt,name=firmware"`
 	// Devices attached to the guest.
 	Devices Devices `json:"devices" protobuf:"bytes,6,opt,name=devices"`
+	// Clock is the guest's real-time clock: its offset from UTC (utc or
+	// timezone) and the timers the guest sees. Defaults to UTC with the
+	// machine type's timers.
+	// +optional
+	Clock *Clock `json:"clock,omitempty" protobuf:"bytes,7,opt,name=clock"`
+	// Features are platform features of the guest: ACPI, APIC, SMM, the
+	// Hyper-V enlightenments, how KVM shows itself, paravirtual spinlocks.
+	// ACPI and APIC are on unless disabled here.
+	// +optional
+	Features *Features `json:"features,omitempty" protobuf:"bytes,8,opt,name=features"`
+	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
+	// all), auto (up to two per vCPU, shared round-robin) or
+	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// dedicatedIOThread gets one of its own whatever the policy.
+	// +optional
+	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty" protobuf:"bytes,9,opt,name=ioThreadsPolicy,casttype=IOThreadsPolicy"`
+	// IOThreads sizes the supplementalPool I/O threads policy. Refused, as
+	// supplementalPool is.
+	// +optional
+	IOThreads *DiskIOThreads `json:"ioThreads,omitempty" protobuf:"bytes,10,opt,name=ioThreads"`
+	// Chassis is the SMBIOS chassis information (type 3) the guest reads.
+	// +optional
+	Chassis *Chassis `json:"chassis,omitempty" protobuf:"bytes,11,opt,name=chassis"`
+	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
+	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
+	// software emulation.
+	// +optional
+	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty" protobuf:"bytes,12,opt,name=launchSecurity"`
+	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
+	// default) reboots the same domain; Terminate ends the VMI (Succeeded)
+	// so that its VirtualMachine starts a new one from the current template.
+	// +optional
+	RebootPolicy *RebootPolicy `json:"rebootPolicy,omitempty" protobuf:"bytes,13,opt,name=rebootPolicy,casttype=RebootPolicy"`
+}
+
+// IOThreadsPolicy is how disks share QEMU I/O threads.
+// +enum
+type IOThreadsPolicy string
+
+// I/O thread policies.
+const (
+	IOThreadsPolicyShared           IOThreadsPolicy = "shared"
+	IOThreadsPolicyAuto             IOThreadsPolicy = "auto"
+	IOThreadsPolicySupplementalPool IOThreadsPolicy = "supplementalPool"
+)
+
+// RebootPolicy is what a reboot from inside the guest does.
+// +enum
+type RebootPolicy string
+
+// Reboot policies.
+const (
+	// RebootPolicyReboot reboots the domain in place.
+	RebootPolicyReboot RebootPolicy = "Reboot"
+	// RebootPolicyTerminate ends the VMI when the guest reboots.
+	RebootPolicyTerminate RebootPolicy = "Terminate"
+)
+
+// DiskIOThreads sizes the supplementalPool I/O thread pool.
+type DiskIOThreads struct {
+	// SupplementalPoolThreadCount is the number of I/O threads in the pool.
+	// +optional
+	SupplementalPoolThreadCount *uint32 `json:"supplementalPoolThreadCount,omitempty" protobuf:"varint,1,opt,name=supplementalPoolThreadCount"`
 }
 
 // ResourceRequirements are the compute resources of the launcher pod.
@@ -54,9 +117,80 @@ type CPU struct {
 	// +optional
 	Threads uint32 `json:"threads,omitempty" protobuf:"varint,3,opt,name=threads"`
 	// Model is a libvirt CPU model name, or host-model / host-passthrough.
-	// Empty lets the hypervisor choose.
+	// Empty lets the hypervisor choose. Guests here run under software
+	// emulation (QEMU TCG), where there is no host CPU to pass through:
+	// host-model and host-passthrough become QEMU's "max" CPU, every feature
+	// TCG can emulate.
 	// +optional
 	Model string `json:"model,omitempty" protobuf:"bytes,4,opt,name=model"`
+	// MaxSockets is the most sockets CPU hotplug may grow the guest to.
+	// Refused: this platform does not hotplug CPUs.
+	// +optional
+	MaxSockets uint32 `json:"maxSockets,omitempty" protobuf:"varint,5,opt,name=maxSockets"`
+	// Features adds or removes single CPU features on top of the model.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Features []CPUFeature `json:"features,omitempty" protobuf:"bytes,6,rep,name=features"`
+	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
+	// Refused: the nodes have no CPU manager with the static policy, so
+	// there are no CPUs to give a guest exclusively.
+	// +optional
+	DedicatedCPUPlacement bool `json:"dedicatedCpuPlacement,omitempty" protobuf:"varint,7,opt,name=dedicatedCpuPlacement"`
+	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
+	// Refused with dedicatedCpuPlacement.
+	// +optional
+	NUMA *NUMA `json:"numa,omitempty" protobuf:"bytes,8,opt,name=numa"`
+	// IsolateEmulatorThread gives QEMU's emulator thread a dedicated host
+	// CPU of its own. Refused with dedicatedCpuPlacement.
+	// +optional
+	IsolateEmulatorThread bool `json:"isolateEmulatorThread,omitempty" protobuf:"varint,9,opt,name=isolateEmulatorThread"`
+	// Realtime tunes pinned vCPUs for low latency. Refused with
+	// dedicatedCpuPlacement.
+	// +optional
+	Realtime *Realtime `json:"realtime,omitempty" protobuf:"bytes,10,opt,name=realtime"`
+}
+
+// CPU feature policies, as libvirt names them.
+const (
+	CPUFeaturePolicyForce    = "force"
+	CPUFeaturePolicyRequire  = "require"
+	CPUFeaturePolicyOptional = "optional"
+	CPUFeaturePolicyDisable  = "disable"
+	CPUFeaturePolicyForbid   = "forbid"
+)
+
+// CPU models with a special meaning.
+const (
+	CPUModelHostModel       = "host-model"
+	CPUModelHostPassthrough = "host-passthrough"
+)
+
+// CPUFeature turns one CPU feature on or off.
+type CPUFeature struct {
+	// Name of the feature as libvirt knows it, such as vmx or pcid.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Policy: force, require, optional, disable or forbid. Defaults to
+	// require.
+	// +optional
+	Policy string `json:"policy,omitempty" protobuf:"bytes,2,opt,name=policy"`
+}
+
+// NUMA is the guest's NUMA topology.
+type NUMA struct {
+	// GuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.
+	// +optional
+	GuestMappingPassthrough *NUMAGuestMappingPassthrough `json:"guestMappingPassthrough,omitempty" protobuf:"bytes,1,opt,name=guestMappingPassthrough"`
+}
+
+// NUMAGuestMappingPassthrough mirrors the host NUMA nodes of the pinned CPUs.
+type NUMAGuestMappingPassthrough struct{}
+
+// Realtime tunes pinned vCPUs for real-time work.
+type Realtime struct {
+	// Mask selects the real-time vCPUs in libvirt's syntax, such as "0-3,^1".
+	// +optional
+	Mask string `json:"mask,omitempty" protobuf:"bytes,1,opt,name=mask"`
 }
 
 // Memory is the memory of the guest.
@@ -64,6 +198,47 @@ type Memory struct {
 	// Guest is the memory the guest sees. Defaults to resources.requests.memory.
 	// +optional
 	Guest *resource.Quantity `json:"guest,omitempty" protobuf:"bytes,1,opt,name=guest"`
+	// Hugepages backs the guest's memory with huge pages. Refused: the
+	// nodes reserve no huge pages.
+	// +optional
+	Hugepages *Hugepages `json:"hugepages,omitempty" protobuf:"bytes,2,opt,name=hugepages"`
+	// MaxGuest is the most memory hotplug may grow the guest to. Refused:
+	// this platform does not hotplug memory.
+	// +optional
+	MaxGuest *resource.Quantity `json:"maxGuest,omitempty" protobuf:"bytes,3,opt,name=maxGuest"`
+	// ReservedOverhead adds to the memory the launcher pod reserves beyond
+	// the guest's.
+	// +optional
+	ReservedOverhead *ReservedOverhead `json:"reservedOverhead,omitempty" protobuf:"bytes,4,opt,name=reservedOverhead"`
+}
+
+// Hugepages backs the guest's memory with huge pages.
+type Hugepages struct {
+	// PageSize, such as 2Mi or 1Gi.
+	// +optional
+	PageSize string `json:"pageSize,omitempty" protobuf:"bytes,1,opt,name=pageSize"`
+}
+
+// MemLockRequirement says whether the guest's memory must be locked.
+// +enum
+type MemLockRequirement string
+
+// Memory lock requirements.
+const (
+	MemLockRequired    MemLockRequirement = "Required"
+	MemLockNotRequired MemLockRequirement = "NotRequired"
+)
+
+// ReservedOverhead is memory the launcher pod reserves beyond the guest's.
+type ReservedOverhead struct {
+	// AddedOverhead is added to the launcher pod's memory.
+	// +optional
+	AddedOverhead *resource.Quantity `json:"addedOverhead,omitempty" protobuf:"bytes,1,opt,name=addedOverhead"`
+	// MemLock: Required locks the guest's memory in RAM (for devices that
+	// DMA into it), NotRequired (the default) does not. Required is
+	// refused: no device here needs it.
+	// +optional
+	MemLock *MemLockRequirement `json:"memLock,omitempty" protobuf:"bytes,2,opt,name=memLock,casttype=MemLockRequirement"`
 }
 
 // Machine is the emulated chipset.
@@ -89,6 +264,20 @@ type Firmware struct {
 	// KernelBoot boots a kernel and initrd directly, bypassing the boot loader.
 	// +optional
 	KernelBoot *KernelBoot `json:"kernelBoot,omitempty" protobuf:"bytes,4,opt,name=kernelBoot"`
+	// ACPI adds Windows licensing tables (SLIC, MSDM) from secret volumes.
+	// Refused: secret volumes are not served by this platform yet.
+	// +optional
+	ACPI *ACPI `json:"acpi,omitempty" protobuf:"bytes,5,opt,name=acpi"`
+}
+
+// ACPI names the volumes whose content becomes ACPI tables.
+type ACPI struct {
+	// SlicNameRef is the secret volume holding the SLIC table.
+	// +optional
+	SlicNameRef string `json:"slicNameRef,omitempty" protobuf:"bytes,1,opt,name=slicNameRef"`
+	// MsdmNameRef is the secret volume holding the MSDM table.
+	// +optional
+	MsdmNameRef string `json:"msdmNameRef,omitempty" protobuf:"bytes,2,opt,name=msdmNameRef"`
 }
 
 // Bootloader selects the firmware. Exactly one member may be set.
@@ -113,6 +302,11 @@ type EFI struct {
 	// SecureBoot enables UEFI Secure Boot. Defaults to false.
 	// +optional
 	SecureBoot *bool `json:"secureBoot,omitempty" protobuf:"varint,1,opt,name=secureBoot"`
+	// Persistent keeps the EFI variable store (NVRAM) across restarts of
+	// the VM. Refused: this platform keeps no per-VM state outside its
+	// volumes yet.
+	// +optional
+	Persistent *bool `json:"persistent,omitempty" protobuf:"varint,2,opt,name=persistent"`
 }
 
 // KernelBoot boots a kernel directly.
@@ -143,181 +337,67 @@ type KernelBootContainer struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty" protobuf:"bytes,5,opt,name=imagePullPolicy,casttype=k8s.io/api/core/v1.PullPolicy"`
 }
 
-// Devices are the devices attached to the guest.
-type Devices struct {
-	// Disks attach volumes to the guest.
+// Chassis is the SMBIOS chassis information the guest reads.
+type Chassis struct {
+	// Manufacturer of the chassis.
 	// +optional
-	// +listType=map
-	// +listMapKey=name
-	Disks []Disk `json:"disks,omitempty" protobuf:"bytes,1,rep,name=disks"`
-	// Interfaces attach networks to the guest.
+	Manufacturer string `json:"manufacturer,omitempty" protobuf:"bytes,1,opt,name=manufacturer"`
+	// Version of the chassis.
 	// +optional
-	// +listType=map
-	// +listMapKey=name
-	Interfaces []Interface `json:"interfaces,omitempty" protobuf:"bytes,2,rep,name=interfaces"`
-	// AutoattachPodInterface adds a masquerade interface on the pod network
-	// when no interface is given. Defaults to true.
+	Version string `json:"version,omitempty" protobuf:"bytes,2,opt,name=version"`
+	// Serial number of the chassis.
 	// +optional
-	AutoattachPodInterface *bool `json:"autoattachPodInterface,omitempty" protobuf:"varint,3,opt,name=autoattachPodInterface"`
-	// AutoattachSerialConsole adds a serial console. Defaults to true.
+	Serial string `json:"serial,omitempty" protobuf:"bytes,3,opt,name=serial"`
+	// Asset tag of the chassis.
 	// +optional
-	AutoattachSerialConsole *bool `json:"autoattachSerialConsole,omitempty" protobuf:"varint,4,opt,name=autoattachSerialConsole"`
-	// Rng adds a virtio random number generator fed by the host.
+	Asset string `json:"asset,omitempty" protobuf:"bytes,4,opt,name=asset"`
+	// Sku number of the chassis.
 	// +optional
-	Rng *Rng `json:"rng,omitempty" protobuf:"bytes,5,opt,name=rng"`
-	// Watchdog adds a watchdog device.
-	// +optional
-	Watchdog *Watchdog `json:"watchdog,omitempty" protobuf:"bytes,6,opt,name=watchdog"`
-	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
-	// server shows. Defaults to true.
-	// +optional
-	AutoattachGraphicsDevice *bool `json:"autoattachGraphicsDevice,omitempty" protobuf:"varint,7,opt,name=autoattachGraphicsDevice"`
+	Sku string `json:"sku,omitempty" protobuf:"bytes,5,opt,name=sku"`
 }
 
-// DiskBus is the bus a disk is attached to.
-// +enum
-type DiskBus string
-
-const (
-	DiskBusVirtio DiskBus = "virtio"
-	DiskBusSATA   DiskBus = "sata"
-	DiskBusSCSI   DiskBus = "scsi"
-	DiskBusUSB    DiskBus = "usb"
-)
-
-// Disk attaches the volume of the same name to the guest.
-type Disk struct {
-	// Name of the disk; a volume of the same name must exist.
-	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
-	// DiskDevice is the kind of device. Defaults to a virtio disk.
-	DiskDevice `json:",inline" protobuf:"bytes,2,opt,name=diskDevice"`
-	// BootOrder is the position of the disk in the boot order, from 1.
-	// Devices without one are not booted from.
+// LaunchSecurity runs the guest with encrypted memory. At most one member may
+// be set.
+type LaunchSecurity struct {
+	// SEV is AMD Secure Encrypted Virtualization.
 	// +optional
-	BootOrder *uint32 `json:"bootOrder,omitempty" protobuf:"varint,3,opt,name=bootOrder"`
-	// Serial number the guest sees.
+	SEV *SEV `json:"sev,omitempty" protobuf:"bytes,1,opt,name=sev"`
+	// SNP is AMD SEV with Secure Nested Paging.
 	// +optional
-	Serial string `json:"serial,omitempty" protobuf:"bytes,4,opt,name=serial"`
+	SNP *SEVSNP `json:"snp,omitempty" protobuf:"bytes,2,opt,name=snp"`
+	// TDX is Intel Trust Domain Extensions.
+	// +optional
+	TDX *TDX `json:"tdx,omitempty" protobuf:"bytes,3,opt,name=tdx"`
 }
 
-// DiskDevice is the kind of a disk. At most one member may be set.
-type DiskDevice struct {
-	// Disk attaches the volume as a disk.
+// SEV is AMD Secure Encrypted Virtualization.
+type SEV struct {
+	// Policy of the guest.
 	// +optional
-	Disk *DiskTarget `json:"disk,omitempty" protobuf:"bytes,1,opt,name=disk"`
-	// CDRom attaches the volume as a CD-ROM.
+	Policy *SEVPolicy `json:"policy,omitempty" protobuf:"bytes,1,opt,name=policy"`
+	// Attestation, when set, makes the guest wait for its owner's attestation.
 	// +optional
-	CDRom *CDRomTarget `json:"cdrom,omitempty" protobuf:"bytes,2,opt,name=cdrom"`
+	Attestation *SEVAttestation `json:"attestation,omitempty" protobuf:"bytes,2,opt,name=attestation"`
+	// Session is the guest owner's session blob, base64 encoded.
+	// +optional
+	Session string `json:"session,omitempty" protobuf:"bytes,3,opt,name=session"`
+	// DHCert is the guest owner's Diffie-Hellman key, base64 encoded.
+	// +optional
+	DHCert string `json:"dhCert,omitempty" protobuf:"bytes,4,opt,name=dhCert"`
 }
 
-// DiskTarget is a disk device.
-type DiskTarget struct {
-	// Bus: virtio, sata, scsi or usb. Defaults to virtio.
+// SEVPolicy is the SEV guest policy.
+type SEVPolicy struct {
+	// EncryptedState requires SEV-ES (encrypted register state).
 	// +optional
-	Bus DiskBus `json:"bus,omitempty" protobuf:"bytes,1,opt,name=bus,casttype=DiskBus"`
-	// ReadOnly exposes the disk read-only.
-	// +optional
-	ReadOnly bool `json:"readonly,omitempty" protobuf:"varint,2,opt,name=readonly"`
+	EncryptedState *bool `json:"encryptedState,omitempty" protobuf:"varint,1,opt,name=encryptedState"`
 }
 
-// CDRomTarget is a CD-ROM device.
-type CDRomTarget struct {
-	// Bus: sata, scsi or usb. Defaults to sata.
-	// +optional
-	Bus DiskBus `json:"bus,omitempty" protobuf:"bytes,1,opt,name=bus,casttype=DiskBus"`
-	// ReadOnly defaults to true; a writable CD-ROM is refused.
-	// +optional
-	ReadOnly *bool `json:"readonly,omitempty" protobuf:"varint,2,opt,name=readonly"`
-}
+// SEVSNP is AMD SEV-SNP.
+type SEVSNP struct{}
 
-// Interface attaches the network of the same name to the guest.
-type Interface struct {
-	// Name of the interface; a network of the same name must exist.
-	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
-	// Model of the emulated NIC: virtio, e1000, e1000e or rtl8139.
-	// Defaults to virtio.
-	// +optional
-	Model string `json:"model,omitempty" protobuf:"bytes,2,opt,name=model"`
-	// InterfaceBindingMethod connects the NIC to the pod's network.
-	InterfaceBindingMethod `json:",inline" protobuf:"bytes,3,opt,name=interfaceBindingMethod"`
-	// Ports the masquerade binding forwards from the pod's address to the
-	// guest. Empty forwards every TCP and UDP port (KubeVirt's behaviour).
-	// +optional
-	// +listType=atomic
-	Ports []Port `json:"ports,omitempty" protobuf:"bytes,4,rep,name=ports"`
-	// MacAddress of the NIC, such as de:ad:00:00:be:af.
-	// +optional
-	MacAddress string `json:"macAddress,omitempty" protobuf:"bytes,5,opt,name=macAddress"`
-	// BootOrder is the position of the NIC in the boot order, from 1.
-	// +optional
-	BootOrder *uint32 `json:"bootOrder,omitempty" protobuf:"varint,6,opt,name=bootOrder"`
-}
+// SEVAttestation asks for SEV attestation.
+type SEVAttestation struct{}
 
-// InterfaceBindingMethod is how a NIC reaches its network. Exactly one member
-// may be set.
-type InterfaceBindingMethod struct {
-	// Bridge connects the NIC to the pod interface on a layer-2 bridge: the
-	// guest takes over the pod's IP address (and, unless macAddress is set,
-	// its MAC) by DHCP, and every port of the pod IP is the guest's.
-	// +optional
-	Bridge *InterfaceBridge `json:"bridge,omitempty" protobuf:"bytes,1,opt,name=bridge"`
-	// Masquerade puts the guest on a private network (vmNetworkCIDR) behind
-	// NAT on the pod's IP address: the pod IP's ports (all, or those listed)
-	// lead to the guest, which sees its clients' real addresses.
-	// +optional
-	Masquerade *InterfaceMasquerade `json:"masquerade,omitempty" protobuf:"bytes,2,opt,name=masquerade"`
-}
-
-// InterfaceBridge is the bridge binding.
-type InterfaceBridge struct{}
-
-// InterfaceMasquerade is the masquerade (NAT) binding.
-type InterfaceMasquerade struct{}
-
-// Port is a port forwarded to the guest by the masquerade binding.
-type Port struct {
-	// Name of the port.
-	// +optional
-	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
-	// Protocol: TCP or UDP. Defaults to TCP.
-	// +optional
-	Protocol string `json:"protocol,omitempty" protobuf:"bytes,2,opt,name=protocol"`
-	// Port number.
-	Port int32 `json:"port" protobuf:"varint,3,opt,name=port"`
-}
-
-// Rng is a virtio random number generator.
-type Rng struct{}
-
-// Watchdog is a watchdog device.
-type Watchdog struct {
-	// Name of the watchdog.
-	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
-	// WatchdogDevice is the model. Exactly one member may be set.
-	WatchdogDevice `json:",inline" protobuf:"bytes,2,opt,name=watchdogDevice"`
-}
-
-// WatchdogDevice is the model of a watchdog.
-type WatchdogDevice struct {
-	// I6300ESB is an Intel 6300ESB watchdog.
-	// +optional
-	I6300ESB *I6300ESBWatchdog `json:"i6300esb,omitempty" protobuf:"bytes,1,opt,name=i6300esb"`
-}
-
-// WatchdogAction is what happens when the watchdog fires.
-// +enum
-type WatchdogAction string
-
-const (
-	WatchdogActionPoweroff WatchdogAction = "poweroff"
-	WatchdogActionReset    WatchdogAction = "reset"
-	WatchdogActionShutdown WatchdogAction = "shutdown"
-)
-
-// I6300ESBWatchdog is an Intel 6300ESB watchdog.
-type I6300ESBWatchdog struct {
-	// Action when the watchdog fires: poweroff, reset or shutdown.
-	// Defaults to reset.
-	// +optional
-	Action WatchdogAction `json:"action,omitempty" protobuf:"bytes,1,opt,name=action,casttype=WatchdogAction"`
-}
+// TDX is Intel Trust Domain Extensions.
+type TDX struct{}

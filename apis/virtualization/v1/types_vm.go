@@ -3,6 +3,7 @@ package v1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -63,7 +64,55 @@ type VirtualMachineSpec struct {
 	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,2,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
+	// DataVolumeTemplates are CDI DataVolumes the VM creates with itself
+	// for its volumes. Refused: the Containerized Data Importer (CDI) is
+	// not installed with this platform; create a PersistentVolumeClaim and
+	// use a persistentVolumeClaim volume.
+	// +optional
+	// +listType=atomic
+	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty" protobuf:"bytes,6,rep,name=dataVolumeTemplates"`
+	// UpdateVolumesStrategy is how a change of the template's volumes
+	// reaches a running instance: Replacement (the default: at the next
+	// start) or Migration (by a volume migration, refused: this platform
+	// has no live migration).
+	// +optional
+	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty" protobuf:"bytes,7,opt,name=updateVolumesStrategy,casttype=UpdateVolumesStrategy"`
 }
+
+// UpdateVolumesStrategy is how a change of a VM's volumes reaches its
+// instance.
+// +enum
+type UpdateVolumesStrategy string
+
+// Volume update strategies.
+const (
+	UpdateVolumesStrategyReplacement UpdateVolumesStrategy = "Replacement"
+	UpdateVolumesStrategyMigration   UpdateVolumesStrategy = "Migration"
+)
+
+// DataVolumeTemplateSpec is a CDI DataVolume a VM creates. Its spec is CDI's
+// DataVolumeSpec, kept as the JSON it was given: this platform has no CDI to
+// interpret it, and refuses the template.
+type DataVolumeTemplateSpec struct {
+	// APIVersion of the DataVolume, such as cdi.kubevirt.io/v1beta1.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty" protobuf:"bytes,1,opt,name=apiVersion"`
+	// Kind, DataVolume.
+	// +optional
+	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
+	// Metadata of the DataVolume; its name is the volume's claim name.
+	// +optional
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,3,opt,name=metadata"`
+	// Spec is CDI's DataVolumeSpec (source, storage or pvc, ...).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Spec runtime.RawExtension `json:"spec" protobuf:"bytes,4,opt,name=spec"`
+	// Status is always empty (KubeVirt keeps it for compatibility).
+	// +optional
+	Status *DataVolumeTemplateDummyStatus `json:"status,omitempty" protobuf:"bytes,5,opt,name=status"`
+}
+
+// DataVolumeTemplateDummyStatus is the empty status of a DataVolume template.
+type DataVolumeTemplateDummyStatus struct{}
 
 // EffectiveRunStrategy is the run strategy s asks for, with the deprecated
 // Running mapped onto it: RunStrategy if set, else Always for Running=true,
@@ -136,6 +185,135 @@ type VirtualMachineStatus struct {
 	// +optional
 	// +listType=atomic
 	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty" protobuf:"bytes,7,rep,name=stateChangeRequests"`
+
+	// The fields below are KubeVirt's; this platform has no snapshots,
+	// hotplug, memory dumps or volume migrations, and leaves them empty.
+
+	// SnapshotInProgress is the VirtualMachineSnapshot being taken.
+	// +optional
+	SnapshotInProgress *string `json:"snapshotInProgress,omitempty" protobuf:"bytes,10,opt,name=snapshotInProgress"`
+	// RestoreInProgress is the VirtualMachineRestore being done.
+	// +optional
+	RestoreInProgress *string `json:"restoreInProgress,omitempty" protobuf:"bytes,11,opt,name=restoreInProgress"`
+	// VolumeRequests are volumes to hotplug into or out of the instance.
+	// +optional
+	// +listType=atomic
+	VolumeRequests []VirtualMachineVolumeRequest `json:"volumeRequests,omitempty" protobuf:"bytes,12,rep,name=volumeRequests"`
+	// VolumeSnapshotStatuses say which volumes can be snapshotted.
+	// +optional
+	// +listType=atomic
+	VolumeSnapshotStatuses []VolumeSnapshotStatus `json:"volumeSnapshotStatuses,omitempty" protobuf:"bytes,13,rep,name=volumeSnapshotStatuses"`
+	// MemoryDumpRequest is a memory dump asked for.
+	// +optional
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequest `json:"memoryDumpRequest,omitempty" protobuf:"bytes,14,opt,name=memoryDumpRequest"`
+	// DesiredGeneration is the generation the instance should have.
+	// +optional
+	DesiredGeneration int64 `json:"desiredGeneration,omitempty" protobuf:"varint,15,opt,name=desiredGeneration"`
+	// RunStrategy is the run strategy last acted on.
+	// +optional
+	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,16,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
+	// VolumeUpdateState is the state of a volume update.
+	// +optional
+	VolumeUpdateState *VolumeUpdateState `json:"volumeUpdateState,omitempty" protobuf:"bytes,17,opt,name=volumeUpdateState"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	// +optional
+	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty" protobuf:"bytes,18,opt,name=changedBlockTracking"`
+}
+
+// VirtualMachineVolumeRequest is a volume to hotplug or unplug.
+type VirtualMachineVolumeRequest struct {
+	// AddVolumeOptions adds a volume.
+	// +optional
+	AddVolumeOptions *AddVolumeOptions `json:"addVolumeOptions,omitempty" protobuf:"bytes,1,opt,name=addVolumeOptions"`
+	// RemoveVolumeOptions removes a volume.
+	// +optional
+	RemoveVolumeOptions *RemoveVolumeOptions `json:"removeVolumeOptions,omitempty" protobuf:"bytes,2,opt,name=removeVolumeOptions"`
+}
+
+// AddVolumeOptions describe a volume to hotplug.
+type AddVolumeOptions struct {
+	// Name of the volume and its disk.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Disk of the volume.
+	Disk *Disk `json:"disk" protobuf:"bytes,2,opt,name=disk"`
+	// VolumeSource of the volume.
+	VolumeSource *HotplugVolumeSource `json:"volumeSource" protobuf:"bytes,3,opt,name=volumeSource"`
+	// DryRun, when present, asks that nothing be persisted.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,4,rep,name=dryRun"`
+}
+
+// RemoveVolumeOptions describe a volume to unplug.
+type RemoveVolumeOptions struct {
+	// Name of the volume and its disk.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// DryRun, when present, asks that nothing be persisted.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,2,rep,name=dryRun"`
+}
+
+// HotplugVolumeSource is a volume source that can be hotplugged.
+type HotplugVolumeSource struct {
+	// PersistentVolumeClaim to hotplug.
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty" protobuf:"bytes,1,opt,name=persistentVolumeClaim"`
+	// DataVolume to hotplug.
+	// +optional
+	DataVolume *DataVolumeSource `json:"dataVolume,omitempty" protobuf:"bytes,2,opt,name=dataVolume"`
+}
+
+// VolumeSnapshotStatus says whether a volume can be snapshotted.
+type VolumeSnapshotStatus struct {
+	// Name of the volume.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Enabled says it can.
+	Enabled bool `json:"enabled" protobuf:"varint,2,opt,name=enabled"`
+	// Reason it cannot.
+	// +optional
+	Reason string `json:"reason,omitempty" protobuf:"bytes,3,opt,name=reason"`
+}
+
+// MemoryDumpPhase is the phase of a memory dump.
+type MemoryDumpPhase string
+
+// VirtualMachineMemoryDumpRequest is a memory dump asked for.
+type VirtualMachineMemoryDumpRequest struct {
+	// ClaimName is the claim the dump goes to.
+	ClaimName string `json:"claimName" protobuf:"bytes,1,opt,name=claimName"`
+	// Phase of the dump.
+	Phase MemoryDumpPhase `json:"phase" protobuf:"bytes,2,opt,name=phase,casttype=MemoryDumpPhase"`
+	// Remove asks to detach the claim.
+	// +optional
+	Remove bool `json:"remove,omitempty" protobuf:"varint,3,opt,name=remove"`
+	// StartTimestamp is when the dump started.
+	// +optional
+	StartTimestamp *metav1.Time `json:"startTimestamp,omitempty" protobuf:"bytes,4,opt,name=startTimestamp"`
+	// EndTimestamp is when the dump ended.
+	// +optional
+	EndTimestamp *metav1.Time `json:"endTimestamp,omitempty" protobuf:"bytes,5,opt,name=endTimestamp"`
+	// FileName of the dump.
+	// +optional
+	FileName *string `json:"fileName,omitempty" protobuf:"bytes,6,opt,name=fileName"`
+	// Message says why it failed.
+	// +optional
+	Message string `json:"message,omitempty" protobuf:"bytes,7,opt,name=message"`
+}
+
+// VolumeUpdateState is the state of a volume update.
+type VolumeUpdateState struct {
+	// VolumeMigrationState is the state of a volume migration.
+	// +optional
+	VolumeMigrationState *VolumeMigrationState `json:"volumeMigrationState,omitempty" protobuf:"bytes,1,opt,name=volumeMigrationState"`
+}
+
+// VolumeMigrationState is the state of a volume migration.
+type VolumeMigrationState struct {
+	// MigratedVolumes are the volumes it moves.
+	// +optional
+	// +listType=atomic
+	MigratedVolumes []StorageMigratedVolumeInfo `json:"migratedVolumes,omitempty" protobuf:"bytes,1,rep,name=migratedVolumes"`
 }
 
 // StateChangeRequestAction is what a state change request asks for.

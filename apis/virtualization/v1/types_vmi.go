@@ -81,6 +81,100 @@ type VirtualMachineInstanceSpec struct {
 	// SchedulerName of the launcher pod; empty means the default scheduler.
 	// +optional
 	SchedulerName string `json:"schedulerName,omitempty" protobuf:"bytes,11,opt,name=schedulerName"`
+
+	// ServiceAccountName is the service account of the launcher pod. The
+	// guest does not see its token. Refused: not implemented yet.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty" protobuf:"bytes,12,opt,name=serviceAccountName"`
+	// TopologySpreadConstraints spread the launcher pods of several VMIs
+	// over topology domains, as for pods. Refused: not implemented yet.
+	// +optional
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty" protobuf:"bytes,13,rep,name=topologySpreadConstraints"`
+	// EvictionStrategy is what draining the node does to the guest: None
+	// (it is stopped, and its VM, if any, restarts it elsewhere) or
+	// LiveMigrateIfPossible (the same here, since nothing is migratable).
+	// LiveMigrate and External are refused: this platform has no live
+	// migration and no external eviction handling.
+	// +optional
+	EvictionStrategy *EvictionStrategy `json:"evictionStrategy,omitempty" protobuf:"bytes,14,opt,name=evictionStrategy,casttype=EvictionStrategy"`
+	// StartStrategy Paused starts the guest with its vCPUs paused: the VMI
+	// is Running with Ready False and Paused True until it is unpaused.
+	// +optional
+	StartStrategy *StartStrategy `json:"startStrategy,omitempty" protobuf:"bytes,15,opt,name=startStrategy,casttype=StartStrategy"`
+	// LivenessProbe checks the guest periodically; a failing guest is
+	// stopped. Refused: not implemented yet.
+	// +optional
+	LivenessProbe *Probe `json:"livenessProbe,omitempty" protobuf:"bytes,16,opt,name=livenessProbe"`
+	// ReadinessProbe checks the guest periodically; Ready follows it.
+	// Refused: not implemented yet.
+	// +optional
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty" protobuf:"bytes,17,opt,name=readinessProbe"`
+	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.
+	// Only ClusterFirst (the default) is accepted: the launcher pod's DNS
+	// is not configurable yet.
+	// +optional
+	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty" protobuf:"bytes,18,opt,name=dnsPolicy,casttype=k8s.io/api/core/v1.DNSPolicy"`
+	// DNSConfig adds to the launcher pod's DNS configuration. Refused: not
+	// implemented yet.
+	// +optional
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty" protobuf:"bytes,19,opt,name=dnsConfig"`
+	// AccessCredentials put SSH keys or passwords into the guest. Refused:
+	// not implemented yet; put keys into cloud-init user data.
+	// +optional
+	// +listType=atomic
+	AccessCredentials []AccessCredential `json:"accessCredentials,omitempty" protobuf:"bytes,20,rep,name=accessCredentials"`
+	// Architecture of the guest. Only amd64, the nodes' own, is accepted.
+	// +optional
+	Architecture string `json:"architecture,omitempty" protobuf:"bytes,21,opt,name=architecture"`
+	// ResourceClaims are DRA ResourceClaims the launcher pod takes, for
+	// GPUs, host devices and network devices. Refused: this platform has
+	// no DRA drivers.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	ResourceClaims []VirtualMachineInstanceResourceClaim `json:"resourceClaims,omitempty" protobuf:"bytes,22,rep,name=resourceClaims"`
+	// UtilityVolumes are claims mounted into the launcher pod for an
+	// operation, not attached to the guest. Refused: this platform has no
+	// operation that uses them.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	UtilityVolumes []UtilityVolume `json:"utilityVolumes,omitempty" protobuf:"bytes,23,rep,name=utilityVolumes"`
+}
+
+// EvictionStrategy is what draining a node does to its guests.
+// +enum
+type EvictionStrategy string
+
+// Eviction strategies.
+const (
+	EvictionStrategyNone                  EvictionStrategy = "None"
+	EvictionStrategyLiveMigrate           EvictionStrategy = "LiveMigrate"
+	EvictionStrategyLiveMigrateIfPossible EvictionStrategy = "LiveMigrateIfPossible"
+	EvictionStrategyExternal              EvictionStrategy = "External"
+)
+
+// StartStrategy is how a guest starts.
+// +enum
+type StartStrategy string
+
+// StartStrategyPaused starts the guest with its vCPUs paused.
+const StartStrategyPaused StartStrategy = "Paused"
+
+// VirtualMachineInstanceResourceClaim is a DRA ResourceClaim of the launcher
+// pod. Exactly one of its sources may be set.
+type VirtualMachineInstanceResourceClaim struct {
+	// Name of the claim in the VMI; devices refer to it.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// ResourceClaimName is an existing ResourceClaim of the namespace.
+	// +optional
+	ResourceClaimName *string `json:"resourceClaimName,omitempty" protobuf:"bytes,2,opt,name=resourceClaimName"`
+	// ResourceClaimTemplateName makes a ResourceClaim per launcher pod.
+	// +optional
+	ResourceClaimTemplateName *string `json:"resourceClaimTemplateName,omitempty" protobuf:"bytes,3,opt,name=resourceClaimTemplateName"`
 }
 
 // VirtualMachineInstancePhase is where a VMI is in its life.
@@ -159,6 +253,67 @@ type VirtualMachineInstanceStatus struct {
 	// +optional
 	// +listType=atomic
 	VolumeStatus []VolumeStatus `json:"volumeStatus,omitempty" protobuf:"bytes,10,rep,name=volumeStatus"`
+
+	// The fields below are KubeVirt's. This platform's components leave
+	// most of them empty (there is no migration, hotplug or backup); they
+	// are here so that a VMI read from KubeVirt decodes.
+
+	// MigrationState is the state of the guest's live migration.
+	// +optional
+	MigrationState *VirtualMachineInstanceMigrationState `json:"migrationState,omitempty" protobuf:"bytes,11,opt,name=migrationState"`
+	// MigrationMethod is how the guest would migrate: BlockMigration or
+	// LiveMigration.
+	// +optional
+	MigrationMethod VirtualMachineInstanceMigrationMethod `json:"migrationMethod,omitempty" protobuf:"bytes,12,opt,name=migrationMethod,casttype=VirtualMachineInstanceMigrationMethod"`
+	// MigrationTransport is how migration data would travel (Unix).
+	// +optional
+	MigrationTransport VirtualMachineInstanceMigrationTransport `json:"migrationTransport,omitempty" protobuf:"bytes,13,opt,name=migrationTransport,casttype=VirtualMachineInstanceMigrationTransport"`
+	// QOSClass is the quality of service class of the launcher pod.
+	// +optional
+	QOSClass *corev1.PodQOSClass `json:"qosClass,omitempty" protobuf:"bytes,14,opt,name=qosClass,casttype=k8s.io/api/core/v1.PodQOSClass"`
+	// EvacuationNodeName is the node the guest is being evicted from.
+	// +optional
+	EvacuationNodeName string `json:"evacuationNodeName,omitempty" protobuf:"bytes,15,opt,name=evacuationNodeName"`
+	// KernelBootStatus describes the kernel and initrd of kernelBoot.
+	// +optional
+	KernelBootStatus *KernelBootStatus `json:"kernelBootStatus,omitempty" protobuf:"bytes,16,opt,name=kernelBootStatus"`
+	// FSFreezeStatus is "frozen" while the guest's file systems are frozen.
+	// +optional
+	FSFreezeStatus string `json:"fsFreezeStatus,omitempty" protobuf:"bytes,17,opt,name=fsFreezeStatus"`
+	// TopologyHints for the scheduler, such as the TSC frequency.
+	// +optional
+	TopologyHints *TopologyHints `json:"topologyHints,omitempty" protobuf:"bytes,18,opt,name=topologyHints"`
+	// VirtualMachineRevisionName is the revision of the VM the VMI was
+	// made from.
+	// +optional
+	VirtualMachineRevisionName string `json:"virtualMachineRevisionName,omitempty" protobuf:"bytes,19,opt,name=virtualMachineRevisionName"`
+	// RuntimeUser is the user ID the launcher runs as. KubeVirt's is a
+	// uint64; server-side apply cannot hold one, and user IDs fit an int64.
+	// +optional
+	RuntimeUser int64 `json:"runtimeUser,omitempty" protobuf:"varint,20,opt,name=runtimeUser"`
+	// VSOCKCID is the guest's VSOCK context ID.
+	// +optional
+	VSOCKCID *uint32 `json:"VSOCKCID,omitempty" protobuf:"varint,21,opt,name=VSOCKCID"`
+	// SelinuxContext is the SELinux context of the launcher pod.
+	// +optional
+	SelinuxContext string `json:"selinuxContext,omitempty" protobuf:"bytes,22,opt,name=selinuxContext"`
+	// Machine is the machine type the guest runs, after QEMU resolved an
+	// alias such as q35.
+	// +optional
+	Machine *Machine `json:"machine,omitempty" protobuf:"bytes,23,opt,name=machine"`
+	// CurrentCPUTopology is the guest's CPU topology now.
+	// +optional
+	CurrentCPUTopology *CPUTopology `json:"currentCPUTopology,omitempty" protobuf:"bytes,24,opt,name=currentCPUTopology"`
+	// Memory is the guest's memory now.
+	// +optional
+	Memory *MemoryStatus `json:"memory,omitempty" protobuf:"bytes,25,opt,name=memory"`
+	// MigratedVolumes are the volumes a volume migration moves.
+	// +optional
+	// +listType=atomic
+	MigratedVolumes []StorageMigratedVolumeInfo `json:"migratedVolumes,omitempty" protobuf:"bytes,26,rep,name=migratedVolumes"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	// +optional
+	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty" protobuf:"bytes,27,opt,name=changedBlockTracking"`
 }
 
 // VirtualMachineInstanceGuestOSInfo is the guest's operating system, from
@@ -207,6 +362,22 @@ type VolumeStatus struct {
 	// PersistentVolumeClaimInfo is the claim behind a PVC volume.
 	// +optional
 	PersistentVolumeClaimInfo *PersistentVolumeClaimInfo `json:"persistentVolumeClaimInfo,omitempty" protobuf:"bytes,5,opt,name=persistentVolumeClaimInfo"`
+	// Phase of the volume's attachment (hotplug, memory dump).
+	// +optional
+	Phase VolumePhase `json:"phase,omitempty" protobuf:"bytes,6,opt,name=phase,casttype=VolumePhase"`
+	// HotplugVolume is the attachment of a hotplugged volume.
+	// +optional
+	HotplugVolume *HotplugVolumeStatus `json:"hotplugVolume,omitempty" protobuf:"bytes,7,opt,name=hotplugVolume"`
+	// SizeBytes is the size of the volume in bytes (JSON: size; Size is the
+	// protobuf marshaller's method).
+	// +optional
+	SizeBytes int64 `json:"size,omitempty" protobuf:"varint,8,opt,name=size"`
+	// MemoryDumpVolume describes a memory dump written to the volume.
+	// +optional
+	MemoryDumpVolume *DomainMemoryDumpInfo `json:"memoryDumpVolume,omitempty" protobuf:"bytes,9,opt,name=memoryDumpVolume"`
+	// ContainerDiskVolume describes a containerDisk volume.
+	// +optional
+	ContainerDiskVolume *ContainerDiskInfo `json:"containerDiskVolume,omitempty" protobuf:"bytes,10,opt,name=containerDiskVolume"`
 }
 
 // PersistentVolumeClaimInfo is what the guest's disk on a claim depends on.
@@ -232,6 +403,9 @@ type PersistentVolumeClaimInfo struct {
 	// leaves to the file system, as a decimal such as "0.055".
 	// +optional
 	FilesystemOverhead *Percent `json:"filesystemOverhead,omitempty" protobuf:"bytes,6,opt,name=filesystemOverhead,casttype=Percent"`
+	// Preallocated says the claim's storage is preallocated.
+	// +optional
+	Preallocated bool `json:"preallocated,omitempty" protobuf:"varint,7,opt,name=preallocated"`
 }
 
 // Percent is a fraction as a decimal string, such as "0.055" (KubeVirt's).
@@ -303,6 +477,12 @@ type VirtualMachineInstanceNetworkInterface struct {
 	// as eth0.
 	// +optional
 	PodInterfaceName string `json:"podInterfaceName,omitempty" protobuf:"bytes,7,opt,name=podInterfaceName"`
+	// QueueCount is the number of queues of the NIC.
+	// +optional
+	QueueCount int32 `json:"queueCount,omitempty" protobuf:"varint,8,opt,name=queueCount"`
+	// LinkState of the NIC: up or down.
+	// +optional
+	LinkState string `json:"linkState,omitempty" protobuf:"bytes,9,opt,name=linkState"`
 }
 
 // VirtualMachineInstancePhaseTransitionTimestamp records a phase change.

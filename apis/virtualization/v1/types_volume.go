@@ -29,6 +29,54 @@ type VolumeSource struct {
 	// PersistentVolumeClaim attaches a claim of the VMI's namespace.
 	// +optional
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty" protobuf:"bytes,4,opt,name=persistentVolumeClaim"`
+	// HostDisk is a disk image file on the node. Refused: the launcher is
+	// unprivileged and sees no path of the node.
+	// +optional
+	HostDisk *HostDisk `json:"hostDisk,omitempty" protobuf:"bytes,5,opt,name=hostDisk"`
+	// CloudInitConfigDrive passes cloud-init data through an OpenStack
+	// config drive. Refused: not implemented yet; use cloudInitNoCloud.
+	// +optional
+	CloudInitConfigDrive *CloudInitConfigDriveSource `json:"cloudInitConfigDrive,omitempty" protobuf:"bytes,6,opt,name=cloudInitConfigDrive"`
+	// Sysprep passes a Windows answer file. Refused: not implemented yet.
+	// +optional
+	Sysprep *SysprepSource `json:"sysprep,omitempty" protobuf:"bytes,7,opt,name=sysprep"`
+	// Ephemeral puts a copy-on-write layer that lives as long as the VMI
+	// over a claim. Refused: not implemented yet.
+	// +optional
+	Ephemeral *EphemeralVolumeSource `json:"ephemeral,omitempty" protobuf:"bytes,8,opt,name=ephemeral"`
+	// DataVolume attaches the claim of a CDI DataVolume. Refused: the
+	// Containerized Data Importer (CDI) is not installed with this
+	// platform; use persistentVolumeClaim.
+	// +optional
+	DataVolume *DataVolumeSource `json:"dataVolume,omitempty" protobuf:"bytes,9,opt,name=dataVolume"`
+	// ConfigMap attaches a ConfigMap as an ISO disk. Refused: not
+	// implemented yet.
+	// +optional
+	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty" protobuf:"bytes,10,opt,name=configMap"`
+	// Secret attaches a Secret as an ISO disk. Refused: not implemented
+	// yet.
+	// +optional
+	Secret *SecretVolumeSource `json:"secret,omitempty" protobuf:"bytes,11,opt,name=secret"`
+	// DownwardAPI attaches pod information as an ISO disk. Refused: not
+	// implemented yet.
+	// +optional
+	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty" protobuf:"bytes,12,opt,name=downwardAPI"`
+	// ServiceAccount attaches a service account's token as an ISO disk.
+	// Refused: not implemented yet.
+	// +optional
+	ServiceAccount *ServiceAccountVolumeSource `json:"serviceAccount,omitempty" protobuf:"bytes,13,opt,name=serviceAccount"`
+	// DownwardMetrics attaches host metrics as a small disk. Refused: no
+	// node component serves the metrics.
+	// +optional
+	DownwardMetrics *DownwardMetricsVolumeSource `json:"downwardMetrics,omitempty" protobuf:"bytes,14,opt,name=downwardMetrics"`
+	// MemoryDump is the claim a memory dump of the guest is written to.
+	// Refused: this platform takes no memory dumps.
+	// +optional
+	MemoryDump *MemoryDumpVolumeSource `json:"memoryDump,omitempty" protobuf:"bytes,15,opt,name=memoryDump"`
+	// ContainerPath shares a path of the launcher container through
+	// virtiofs. Refused: the launcher runs no virtiofsd.
+	// +optional
+	ContainerPath *ContainerPathVolumeSource `json:"containerPath,omitempty" protobuf:"bytes,16,opt,name=containerPath"`
 }
 
 // ContainerDiskSource is a disk image inside a container image.
@@ -85,6 +133,10 @@ type PersistentVolumeClaimVolumeSource struct {
 	// ReadOnly attaches the claim read-only.
 	// +optional
 	ReadOnly bool `json:"readOnly,omitempty" protobuf:"varint,2,opt,name=readOnly"`
+	// Hotpluggable lets the volume be attached to and detached from a
+	// running guest. true is refused: this platform does not hotplug.
+	// +optional
+	Hotpluggable bool `json:"hotpluggable,omitempty" protobuf:"varint,3,opt,name=hotpluggable"`
 }
 
 // Network is a network the guest's interfaces can attach to.
@@ -100,6 +152,24 @@ type NetworkSource struct {
 	// Pod is the launcher pod's own network.
 	// +optional
 	Pod *PodNetwork `json:"pod,omitempty" protobuf:"bytes,1,opt,name=pod"`
+	// Multus is a secondary network of a NetworkAttachmentDefinition.
+	// Refused: Multus is not installed with this platform.
+	// +optional
+	Multus *MultusNetwork `json:"multus,omitempty" protobuf:"bytes,2,opt,name=multus"`
+	// ResourceClaim is a network device from a DRA ResourceClaim. Refused:
+	// this platform has no DRA driver for network devices.
+	// +optional
+	ResourceClaim *ClaimRequest `json:"resourceClaim,omitempty" protobuf:"bytes,3,opt,name=resourceClaim"`
+}
+
+// MultusNetwork is a network of a NetworkAttachmentDefinition.
+type MultusNetwork struct {
+	// NetworkName is the NetworkAttachmentDefinition, as name or
+	// namespace/name.
+	NetworkName string `json:"networkName" protobuf:"bytes,1,opt,name=networkName"`
+	// Default makes it the pod's default network.
+	// +optional
+	Default bool `json:"default,omitempty" protobuf:"varint,2,opt,name=default"`
 }
 
 // PodNetwork is the launcher pod's network.
@@ -108,4 +178,8 @@ type PodNetwork struct {
 	// the pod. Defaults to 198.19.255.0/24.
 	// +optional
 	VMNetworkCIDR string `json:"vmNetworkCIDR,omitempty" protobuf:"bytes,1,opt,name=vmNetworkCIDR"`
+	// VMIPv6NetworkCIDR is the guest's IPv6 network behind masquerade.
+	// Refused: the pod network here is IPv4-only.
+	// +optional
+	VMIPv6NetworkCIDR string `json:"vmIPv6NetworkCIDR,omitempty" protobuf:"bytes,2,opt,name=vmIPv6NetworkCIDR"`
 }

@@ -24,8 +24,6 @@ package v1
 import (
 	unsafe "unsafe"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	virtualization "kubevirt.dev/virt/apis/virtualization"
@@ -38,6 +36,46 @@ func init() {
 // RegisterConversions adds conversion functions to the given scheme.
 // Public to allow building arbitrary schemes.
 func RegisterConversions(s *runtime.Scheme) error {
+	if err := s.AddGeneratedConversionFunc((*ACPI)(nil), (*virtualization.ACPI)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ACPI_To_virtualization_ACPI(a.(*ACPI), b.(*virtualization.ACPI), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ACPI)(nil), (*ACPI)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ACPI_To_v1_ACPI(a.(*virtualization.ACPI), b.(*ACPI), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*AccessCredential)(nil), (*virtualization.AccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_AccessCredential_To_virtualization_AccessCredential(a.(*AccessCredential), b.(*virtualization.AccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.AccessCredential)(nil), (*AccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_AccessCredential_To_v1_AccessCredential(a.(*virtualization.AccessCredential), b.(*AccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*AccessCredentialSecretSource)(nil), (*virtualization.AccessCredentialSecretSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_AccessCredentialSecretSource_To_virtualization_AccessCredentialSecretSource(a.(*AccessCredentialSecretSource), b.(*virtualization.AccessCredentialSecretSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.AccessCredentialSecretSource)(nil), (*AccessCredentialSecretSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_AccessCredentialSecretSource_To_v1_AccessCredentialSecretSource(a.(*virtualization.AccessCredentialSecretSource), b.(*AccessCredentialSecretSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*AddVolumeOptions)(nil), (*virtualization.AddVolumeOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_AddVolumeOptions_To_virtualization_AddVolumeOptions(a.(*AddVolumeOptions), b.(*virtualization.AddVolumeOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.AddVolumeOptions)(nil), (*AddVolumeOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_AddVolumeOptions_To_v1_AddVolumeOptions(a.(*virtualization.AddVolumeOptions), b.(*AddVolumeOptions), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*BIOS)(nil), (*virtualization.BIOS)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_BIOS_To_virtualization_BIOS(a.(*BIOS), b.(*virtualization.BIOS), scope)
 	}); err != nil {
@@ -45,6 +83,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.BIOS)(nil), (*BIOS)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_BIOS_To_v1_BIOS(a.(*virtualization.BIOS), b.(*BIOS), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BlockSize)(nil), (*virtualization.BlockSize)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_BlockSize_To_virtualization_BlockSize(a.(*BlockSize), b.(*virtualization.BlockSize), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.BlockSize)(nil), (*BlockSize)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_BlockSize_To_v1_BlockSize(a.(*virtualization.BlockSize), b.(*BlockSize), scope)
 	}); err != nil {
 		return err
 	}
@@ -78,6 +126,106 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*CPUFeature)(nil), (*virtualization.CPUFeature)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUFeature_To_virtualization_CPUFeature(a.(*CPUFeature), b.(*virtualization.CPUFeature), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUFeature)(nil), (*CPUFeature)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUFeature_To_v1_CPUFeature(a.(*virtualization.CPUFeature), b.(*CPUFeature), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CPUTopology)(nil), (*virtualization.CPUTopology)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUTopology_To_virtualization_CPUTopology(a.(*CPUTopology), b.(*virtualization.CPUTopology), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUTopology)(nil), (*CPUTopology)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUTopology_To_v1_CPUTopology(a.(*virtualization.CPUTopology), b.(*CPUTopology), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ChangedBlockTrackingStatus)(nil), (*virtualization.ChangedBlockTrackingStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ChangedBlockTrackingStatus_To_virtualization_ChangedBlockTrackingStatus(a.(*ChangedBlockTrackingStatus), b.(*virtualization.ChangedBlockTrackingStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ChangedBlockTrackingStatus)(nil), (*ChangedBlockTrackingStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ChangedBlockTrackingStatus_To_v1_ChangedBlockTrackingStatus(a.(*virtualization.ChangedBlockTrackingStatus), b.(*ChangedBlockTrackingStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Chassis)(nil), (*virtualization.Chassis)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Chassis_To_virtualization_Chassis(a.(*Chassis), b.(*virtualization.Chassis), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Chassis)(nil), (*Chassis)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Chassis_To_v1_Chassis(a.(*virtualization.Chassis), b.(*Chassis), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ClaimRequest)(nil), (*virtualization.ClaimRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ClaimRequest_To_virtualization_ClaimRequest(a.(*ClaimRequest), b.(*virtualization.ClaimRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ClaimRequest)(nil), (*ClaimRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ClaimRequest_To_v1_ClaimRequest(a.(*virtualization.ClaimRequest), b.(*ClaimRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ClientPassthroughDevices)(nil), (*virtualization.ClientPassthroughDevices)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ClientPassthroughDevices_To_virtualization_ClientPassthroughDevices(a.(*ClientPassthroughDevices), b.(*virtualization.ClientPassthroughDevices), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ClientPassthroughDevices)(nil), (*ClientPassthroughDevices)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ClientPassthroughDevices_To_v1_ClientPassthroughDevices(a.(*virtualization.ClientPassthroughDevices), b.(*ClientPassthroughDevices), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Clock)(nil), (*virtualization.Clock)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Clock_To_virtualization_Clock(a.(*Clock), b.(*virtualization.Clock), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Clock)(nil), (*Clock)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Clock_To_v1_Clock(a.(*virtualization.Clock), b.(*Clock), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ClockOffset)(nil), (*virtualization.ClockOffset)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ClockOffset_To_virtualization_ClockOffset(a.(*ClockOffset), b.(*virtualization.ClockOffset), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ClockOffset)(nil), (*ClockOffset)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ClockOffset_To_v1_ClockOffset(a.(*virtualization.ClockOffset), b.(*ClockOffset), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ClockOffsetUTC)(nil), (*virtualization.ClockOffsetUTC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ClockOffsetUTC_To_virtualization_ClockOffsetUTC(a.(*ClockOffsetUTC), b.(*virtualization.ClockOffsetUTC), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ClockOffsetUTC)(nil), (*ClockOffsetUTC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ClockOffsetUTC_To_v1_ClockOffsetUTC(a.(*virtualization.ClockOffsetUTC), b.(*ClockOffsetUTC), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CloudInitConfigDriveSource)(nil), (*virtualization.CloudInitConfigDriveSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CloudInitConfigDriveSource_To_virtualization_CloudInitConfigDriveSource(a.(*CloudInitConfigDriveSource), b.(*virtualization.CloudInitConfigDriveSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CloudInitConfigDriveSource)(nil), (*CloudInitConfigDriveSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CloudInitConfigDriveSource_To_v1_CloudInitConfigDriveSource(a.(*virtualization.CloudInitConfigDriveSource), b.(*CloudInitConfigDriveSource), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*CloudInitNoCloudSource)(nil), (*virtualization.CloudInitNoCloudSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_CloudInitNoCloudSource_To_virtualization_CloudInitNoCloudSource(a.(*CloudInitNoCloudSource), b.(*virtualization.CloudInitNoCloudSource), scope)
 	}); err != nil {
@@ -85,6 +233,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.CloudInitNoCloudSource)(nil), (*CloudInitNoCloudSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_CloudInitNoCloudSource_To_v1_CloudInitNoCloudSource(a.(*virtualization.CloudInitNoCloudSource), b.(*CloudInitNoCloudSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ConfigDriveSSHPublicKeyAccessCredentialPropagation)(nil), (*virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation(a.(*ConfigDriveSSHPublicKeyAccessCredentialPropagation), b.(*virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation)(nil), (*ConfigDriveSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(a.(*virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation), b.(*ConfigDriveSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ConfigMapVolumeSource)(nil), (*virtualization.ConfigMapVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ConfigMapVolumeSource_To_virtualization_ConfigMapVolumeSource(a.(*ConfigMapVolumeSource), b.(*virtualization.ConfigMapVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ConfigMapVolumeSource)(nil), (*ConfigMapVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ConfigMapVolumeSource_To_v1_ConfigMapVolumeSource(a.(*virtualization.ConfigMapVolumeSource), b.(*ConfigMapVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ContainerDiskInfo)(nil), (*virtualization.ContainerDiskInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ContainerDiskInfo_To_virtualization_ContainerDiskInfo(a.(*ContainerDiskInfo), b.(*virtualization.ContainerDiskInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ContainerDiskInfo)(nil), (*ContainerDiskInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ContainerDiskInfo_To_v1_ContainerDiskInfo(a.(*virtualization.ContainerDiskInfo), b.(*ContainerDiskInfo), scope)
 	}); err != nil {
 		return err
 	}
@@ -98,6 +276,106 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ContainerPathVolumeSource)(nil), (*virtualization.ContainerPathVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ContainerPathVolumeSource_To_virtualization_ContainerPathVolumeSource(a.(*ContainerPathVolumeSource), b.(*virtualization.ContainerPathVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ContainerPathVolumeSource)(nil), (*ContainerPathVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource(a.(*virtualization.ContainerPathVolumeSource), b.(*ContainerPathVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CustomBlockSize)(nil), (*virtualization.CustomBlockSize)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(a.(*CustomBlockSize), b.(*virtualization.CustomBlockSize), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CustomBlockSize)(nil), (*CustomBlockSize)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CustomBlockSize_To_v1_CustomBlockSize(a.(*virtualization.CustomBlockSize), b.(*CustomBlockSize), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DHCPOptions)(nil), (*virtualization.DHCPOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DHCPOptions_To_virtualization_DHCPOptions(a.(*DHCPOptions), b.(*virtualization.DHCPOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DHCPOptions)(nil), (*DHCPOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DHCPOptions_To_v1_DHCPOptions(a.(*virtualization.DHCPOptions), b.(*DHCPOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DHCPPrivateOptions)(nil), (*virtualization.DHCPPrivateOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DHCPPrivateOptions_To_virtualization_DHCPPrivateOptions(a.(*DHCPPrivateOptions), b.(*virtualization.DHCPPrivateOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DHCPPrivateOptions)(nil), (*DHCPPrivateOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DHCPPrivateOptions_To_v1_DHCPPrivateOptions(a.(*virtualization.DHCPPrivateOptions), b.(*DHCPPrivateOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DataVolumeSource)(nil), (*virtualization.DataVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DataVolumeSource_To_virtualization_DataVolumeSource(a.(*DataVolumeSource), b.(*virtualization.DataVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DataVolumeSource)(nil), (*DataVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DataVolumeSource_To_v1_DataVolumeSource(a.(*virtualization.DataVolumeSource), b.(*DataVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DataVolumeTemplateDummyStatus)(nil), (*virtualization.DataVolumeTemplateDummyStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DataVolumeTemplateDummyStatus_To_virtualization_DataVolumeTemplateDummyStatus(a.(*DataVolumeTemplateDummyStatus), b.(*virtualization.DataVolumeTemplateDummyStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DataVolumeTemplateDummyStatus)(nil), (*DataVolumeTemplateDummyStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DataVolumeTemplateDummyStatus_To_v1_DataVolumeTemplateDummyStatus(a.(*virtualization.DataVolumeTemplateDummyStatus), b.(*DataVolumeTemplateDummyStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DataVolumeTemplateSpec)(nil), (*virtualization.DataVolumeTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DataVolumeTemplateSpec_To_virtualization_DataVolumeTemplateSpec(a.(*DataVolumeTemplateSpec), b.(*virtualization.DataVolumeTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DataVolumeTemplateSpec)(nil), (*DataVolumeTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DataVolumeTemplateSpec_To_v1_DataVolumeTemplateSpec(a.(*virtualization.DataVolumeTemplateSpec), b.(*DataVolumeTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeprecatedInterfaceMacvtap)(nil), (*virtualization.DeprecatedInterfaceMacvtap)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DeprecatedInterfaceMacvtap_To_virtualization_DeprecatedInterfaceMacvtap(a.(*DeprecatedInterfaceMacvtap), b.(*virtualization.DeprecatedInterfaceMacvtap), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DeprecatedInterfaceMacvtap)(nil), (*DeprecatedInterfaceMacvtap)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DeprecatedInterfaceMacvtap_To_v1_DeprecatedInterfaceMacvtap(a.(*virtualization.DeprecatedInterfaceMacvtap), b.(*DeprecatedInterfaceMacvtap), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeprecatedInterfacePasst)(nil), (*virtualization.DeprecatedInterfacePasst)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DeprecatedInterfacePasst_To_virtualization_DeprecatedInterfacePasst(a.(*DeprecatedInterfacePasst), b.(*virtualization.DeprecatedInterfacePasst), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DeprecatedInterfacePasst)(nil), (*DeprecatedInterfacePasst)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DeprecatedInterfacePasst_To_v1_DeprecatedInterfacePasst(a.(*virtualization.DeprecatedInterfacePasst), b.(*DeprecatedInterfacePasst), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeprecatedInterfaceSlirp)(nil), (*virtualization.DeprecatedInterfaceSlirp)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DeprecatedInterfaceSlirp_To_virtualization_DeprecatedInterfaceSlirp(a.(*DeprecatedInterfaceSlirp), b.(*virtualization.DeprecatedInterfaceSlirp), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DeprecatedInterfaceSlirp)(nil), (*DeprecatedInterfaceSlirp)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(a.(*virtualization.DeprecatedInterfaceSlirp), b.(*DeprecatedInterfaceSlirp), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Devices)(nil), (*virtualization.Devices)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Devices_To_virtualization_Devices(a.(*Devices), b.(*virtualization.Devices), scope)
 	}); err != nil {
@@ -105,6 +383,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Devices)(nil), (*Devices)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Devices_To_v1_Devices(a.(*virtualization.Devices), b.(*Devices), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Diag288Watchdog)(nil), (*virtualization.Diag288Watchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Diag288Watchdog_To_virtualization_Diag288Watchdog(a.(*Diag288Watchdog), b.(*virtualization.Diag288Watchdog), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Diag288Watchdog)(nil), (*Diag288Watchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Diag288Watchdog_To_v1_Diag288Watchdog(a.(*virtualization.Diag288Watchdog), b.(*Diag288Watchdog), scope)
 	}); err != nil {
 		return err
 	}
@@ -128,6 +416,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*DiskIOThreads)(nil), (*virtualization.DiskIOThreads)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DiskIOThreads_To_virtualization_DiskIOThreads(a.(*DiskIOThreads), b.(*virtualization.DiskIOThreads), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DiskIOThreads)(nil), (*DiskIOThreads)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DiskIOThreads_To_v1_DiskIOThreads(a.(*virtualization.DiskIOThreads), b.(*DiskIOThreads), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*DiskTarget)(nil), (*virtualization.DiskTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_DiskTarget_To_virtualization_DiskTarget(a.(*DiskTarget), b.(*virtualization.DiskTarget), scope)
 	}); err != nil {
@@ -138,6 +436,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*DomainMemoryDumpInfo)(nil), (*virtualization.DomainMemoryDumpInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DomainMemoryDumpInfo_To_virtualization_DomainMemoryDumpInfo(a.(*DomainMemoryDumpInfo), b.(*virtualization.DomainMemoryDumpInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DomainMemoryDumpInfo)(nil), (*DomainMemoryDumpInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DomainMemoryDumpInfo_To_v1_DomainMemoryDumpInfo(a.(*virtualization.DomainMemoryDumpInfo), b.(*DomainMemoryDumpInfo), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*DomainSpec)(nil), (*virtualization.DomainSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_DomainSpec_To_virtualization_DomainSpec(a.(*DomainSpec), b.(*virtualization.DomainSpec), scope)
 	}); err != nil {
@@ -145,6 +453,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.DomainSpec)(nil), (*DomainSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_DomainSpec_To_v1_DomainSpec(a.(*virtualization.DomainSpec), b.(*DomainSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DowntimeTuningOptions)(nil), (*virtualization.DowntimeTuningOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DowntimeTuningOptions_To_virtualization_DowntimeTuningOptions(a.(*DowntimeTuningOptions), b.(*virtualization.DowntimeTuningOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DowntimeTuningOptions)(nil), (*DowntimeTuningOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DowntimeTuningOptions_To_v1_DowntimeTuningOptions(a.(*virtualization.DowntimeTuningOptions), b.(*DowntimeTuningOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DownwardAPIVolumeSource)(nil), (*virtualization.DownwardAPIVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DownwardAPIVolumeSource_To_virtualization_DownwardAPIVolumeSource(a.(*DownwardAPIVolumeSource), b.(*virtualization.DownwardAPIVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DownwardAPIVolumeSource)(nil), (*DownwardAPIVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DownwardAPIVolumeSource_To_v1_DownwardAPIVolumeSource(a.(*virtualization.DownwardAPIVolumeSource), b.(*DownwardAPIVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DownwardMetrics)(nil), (*virtualization.DownwardMetrics)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DownwardMetrics_To_virtualization_DownwardMetrics(a.(*DownwardMetrics), b.(*virtualization.DownwardMetrics), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DownwardMetrics)(nil), (*DownwardMetrics)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DownwardMetrics_To_v1_DownwardMetrics(a.(*virtualization.DownwardMetrics), b.(*DownwardMetrics), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DownwardMetricsVolumeSource)(nil), (*virtualization.DownwardMetricsVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DownwardMetricsVolumeSource_To_virtualization_DownwardMetricsVolumeSource(a.(*DownwardMetricsVolumeSource), b.(*virtualization.DownwardMetricsVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DownwardMetricsVolumeSource)(nil), (*DownwardMetricsVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DownwardMetricsVolumeSource_To_v1_DownwardMetricsVolumeSource(a.(*virtualization.DownwardMetricsVolumeSource), b.(*DownwardMetricsVolumeSource), scope)
 	}); err != nil {
 		return err
 	}
@@ -168,6 +516,116 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*EphemeralVolumeSource)(nil), (*virtualization.EphemeralVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_EphemeralVolumeSource_To_virtualization_EphemeralVolumeSource(a.(*EphemeralVolumeSource), b.(*virtualization.EphemeralVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.EphemeralVolumeSource)(nil), (*EphemeralVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_EphemeralVolumeSource_To_v1_EphemeralVolumeSource(a.(*virtualization.EphemeralVolumeSource), b.(*EphemeralVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExperimentalMigrationOptions)(nil), (*virtualization.ExperimentalMigrationOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ExperimentalMigrationOptions_To_virtualization_ExperimentalMigrationOptions(a.(*ExperimentalMigrationOptions), b.(*virtualization.ExperimentalMigrationOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ExperimentalMigrationOptions)(nil), (*ExperimentalMigrationOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ExperimentalMigrationOptions_To_v1_ExperimentalMigrationOptions(a.(*virtualization.ExperimentalMigrationOptions), b.(*ExperimentalMigrationOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureAPIC)(nil), (*virtualization.FeatureAPIC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureAPIC_To_virtualization_FeatureAPIC(a.(*FeatureAPIC), b.(*virtualization.FeatureAPIC), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureAPIC)(nil), (*FeatureAPIC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureAPIC_To_v1_FeatureAPIC(a.(*virtualization.FeatureAPIC), b.(*FeatureAPIC), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureHyperv)(nil), (*virtualization.FeatureHyperv)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureHyperv_To_virtualization_FeatureHyperv(a.(*FeatureHyperv), b.(*virtualization.FeatureHyperv), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureHyperv)(nil), (*FeatureHyperv)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureHyperv_To_v1_FeatureHyperv(a.(*virtualization.FeatureHyperv), b.(*FeatureHyperv), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureKVM)(nil), (*virtualization.FeatureKVM)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureKVM_To_virtualization_FeatureKVM(a.(*FeatureKVM), b.(*virtualization.FeatureKVM), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureKVM)(nil), (*FeatureKVM)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureKVM_To_v1_FeatureKVM(a.(*virtualization.FeatureKVM), b.(*FeatureKVM), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureSpinlocks)(nil), (*virtualization.FeatureSpinlocks)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureSpinlocks_To_virtualization_FeatureSpinlocks(a.(*FeatureSpinlocks), b.(*virtualization.FeatureSpinlocks), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureSpinlocks)(nil), (*FeatureSpinlocks)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureSpinlocks_To_v1_FeatureSpinlocks(a.(*virtualization.FeatureSpinlocks), b.(*FeatureSpinlocks), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureState)(nil), (*virtualization.FeatureState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureState_To_virtualization_FeatureState(a.(*FeatureState), b.(*virtualization.FeatureState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureState)(nil), (*FeatureState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureState_To_v1_FeatureState(a.(*virtualization.FeatureState), b.(*FeatureState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FeatureVendorID)(nil), (*virtualization.FeatureVendorID)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FeatureVendorID_To_virtualization_FeatureVendorID(a.(*FeatureVendorID), b.(*virtualization.FeatureVendorID), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FeatureVendorID)(nil), (*FeatureVendorID)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FeatureVendorID_To_v1_FeatureVendorID(a.(*virtualization.FeatureVendorID), b.(*FeatureVendorID), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Features)(nil), (*virtualization.Features)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Features_To_virtualization_Features(a.(*Features), b.(*virtualization.Features), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Features)(nil), (*Features)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Features_To_v1_Features(a.(*virtualization.Features), b.(*Features), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Filesystem)(nil), (*virtualization.Filesystem)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Filesystem_To_virtualization_Filesystem(a.(*Filesystem), b.(*virtualization.Filesystem), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Filesystem)(nil), (*Filesystem)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Filesystem_To_v1_Filesystem(a.(*virtualization.Filesystem), b.(*Filesystem), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FilesystemVirtiofs)(nil), (*virtualization.FilesystemVirtiofs)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FilesystemVirtiofs_To_virtualization_FilesystemVirtiofs(a.(*FilesystemVirtiofs), b.(*virtualization.FilesystemVirtiofs), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FilesystemVirtiofs)(nil), (*FilesystemVirtiofs)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FilesystemVirtiofs_To_v1_FilesystemVirtiofs(a.(*virtualization.FilesystemVirtiofs), b.(*FilesystemVirtiofs), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Firmware)(nil), (*virtualization.Firmware)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Firmware_To_virtualization_Firmware(a.(*Firmware), b.(*virtualization.Firmware), scope)
 	}); err != nil {
@@ -178,6 +636,116 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*GPU)(nil), (*virtualization.GPU)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_GPU_To_virtualization_GPU(a.(*GPU), b.(*virtualization.GPU), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.GPU)(nil), (*GPU)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_GPU_To_v1_GPU(a.(*virtualization.GPU), b.(*GPU), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*GuestAgentPing)(nil), (*virtualization.GuestAgentPing)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_GuestAgentPing_To_virtualization_GuestAgentPing(a.(*GuestAgentPing), b.(*virtualization.GuestAgentPing), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.GuestAgentPing)(nil), (*GuestAgentPing)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_GuestAgentPing_To_v1_GuestAgentPing(a.(*virtualization.GuestAgentPing), b.(*GuestAgentPing), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HPETTimer)(nil), (*virtualization.HPETTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HPETTimer_To_virtualization_HPETTimer(a.(*HPETTimer), b.(*virtualization.HPETTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HPETTimer)(nil), (*HPETTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HPETTimer_To_v1_HPETTimer(a.(*virtualization.HPETTimer), b.(*HPETTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Handler)(nil), (*virtualization.Handler)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Handler_To_virtualization_Handler(a.(*Handler), b.(*virtualization.Handler), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Handler)(nil), (*Handler)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Handler_To_v1_Handler(a.(*virtualization.Handler), b.(*Handler), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostDevice)(nil), (*virtualization.HostDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HostDevice_To_virtualization_HostDevice(a.(*HostDevice), b.(*virtualization.HostDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HostDevice)(nil), (*HostDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HostDevice_To_v1_HostDevice(a.(*virtualization.HostDevice), b.(*HostDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostDisk)(nil), (*virtualization.HostDisk)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HostDisk_To_virtualization_HostDisk(a.(*HostDisk), b.(*virtualization.HostDisk), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HostDisk)(nil), (*HostDisk)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HostDisk_To_v1_HostDisk(a.(*virtualization.HostDisk), b.(*HostDisk), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HotplugVolumeSource)(nil), (*virtualization.HotplugVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HotplugVolumeSource_To_virtualization_HotplugVolumeSource(a.(*HotplugVolumeSource), b.(*virtualization.HotplugVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HotplugVolumeSource)(nil), (*HotplugVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HotplugVolumeSource_To_v1_HotplugVolumeSource(a.(*virtualization.HotplugVolumeSource), b.(*HotplugVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HotplugVolumeStatus)(nil), (*virtualization.HotplugVolumeStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HotplugVolumeStatus_To_virtualization_HotplugVolumeStatus(a.(*HotplugVolumeStatus), b.(*virtualization.HotplugVolumeStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HotplugVolumeStatus)(nil), (*HotplugVolumeStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HotplugVolumeStatus_To_v1_HotplugVolumeStatus(a.(*virtualization.HotplugVolumeStatus), b.(*HotplugVolumeStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Hugepages)(nil), (*virtualization.Hugepages)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Hugepages_To_virtualization_Hugepages(a.(*Hugepages), b.(*virtualization.Hugepages), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Hugepages)(nil), (*Hugepages)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Hugepages_To_v1_Hugepages(a.(*virtualization.Hugepages), b.(*Hugepages), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HyperVPassthrough)(nil), (*virtualization.HyperVPassthrough)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HyperVPassthrough_To_virtualization_HyperVPassthrough(a.(*HyperVPassthrough), b.(*virtualization.HyperVPassthrough), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HyperVPassthrough)(nil), (*HyperVPassthrough)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HyperVPassthrough_To_v1_HyperVPassthrough(a.(*virtualization.HyperVPassthrough), b.(*HyperVPassthrough), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HypervTimer)(nil), (*virtualization.HypervTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_HypervTimer_To_virtualization_HypervTimer(a.(*HypervTimer), b.(*virtualization.HypervTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.HypervTimer)(nil), (*HypervTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_HypervTimer_To_v1_HypervTimer(a.(*virtualization.HypervTimer), b.(*HypervTimer), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*I6300ESBWatchdog)(nil), (*virtualization.I6300ESBWatchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_I6300ESBWatchdog_To_virtualization_I6300ESBWatchdog(a.(*I6300ESBWatchdog), b.(*virtualization.I6300ESBWatchdog), scope)
 	}); err != nil {
@@ -185,6 +753,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.I6300ESBWatchdog)(nil), (*I6300ESBWatchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(a.(*virtualization.I6300ESBWatchdog), b.(*I6300ESBWatchdog), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InitrdInfo)(nil), (*virtualization.InitrdInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InitrdInfo_To_virtualization_InitrdInfo(a.(*InitrdInfo), b.(*virtualization.InitrdInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InitrdInfo)(nil), (*InitrdInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InitrdInfo_To_v1_InitrdInfo(a.(*virtualization.InitrdInfo), b.(*InitrdInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Input)(nil), (*virtualization.Input)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Input_To_virtualization_Input(a.(*Input), b.(*virtualization.Input), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Input)(nil), (*Input)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Input_To_v1_Input(a.(*virtualization.Input), b.(*Input), scope)
 	}); err != nil {
 		return err
 	}
@@ -228,6 +816,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*InterfacePasstBinding)(nil), (*virtualization.InterfacePasstBinding)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InterfacePasstBinding_To_virtualization_InterfacePasstBinding(a.(*InterfacePasstBinding), b.(*virtualization.InterfacePasstBinding), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InterfacePasstBinding)(nil), (*InterfacePasstBinding)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InterfacePasstBinding_To_v1_InterfacePasstBinding(a.(*virtualization.InterfacePasstBinding), b.(*InterfacePasstBinding), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InterfaceSRIOV)(nil), (*virtualization.InterfaceSRIOV)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InterfaceSRIOV_To_virtualization_InterfaceSRIOV(a.(*InterfaceSRIOV), b.(*virtualization.InterfaceSRIOV), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InterfaceSRIOV)(nil), (*InterfaceSRIOV)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InterfaceSRIOV_To_v1_InterfaceSRIOV(a.(*virtualization.InterfaceSRIOV), b.(*InterfaceSRIOV), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*KVMTimer)(nil), (*virtualization.KVMTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_KVMTimer_To_virtualization_KVMTimer(a.(*KVMTimer), b.(*virtualization.KVMTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.KVMTimer)(nil), (*KVMTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_KVMTimer_To_v1_KVMTimer(a.(*virtualization.KVMTimer), b.(*KVMTimer), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*KernelBoot)(nil), (*virtualization.KernelBoot)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_KernelBoot_To_virtualization_KernelBoot(a.(*KernelBoot), b.(*virtualization.KernelBoot), scope)
 	}); err != nil {
@@ -245,6 +863,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.KernelBootContainer)(nil), (*KernelBootContainer)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_KernelBootContainer_To_v1_KernelBootContainer(a.(*virtualization.KernelBootContainer), b.(*KernelBootContainer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*KernelBootStatus)(nil), (*virtualization.KernelBootStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_KernelBootStatus_To_virtualization_KernelBootStatus(a.(*KernelBootStatus), b.(*virtualization.KernelBootStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.KernelBootStatus)(nil), (*KernelBootStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_KernelBootStatus_To_v1_KernelBootStatus(a.(*virtualization.KernelBootStatus), b.(*KernelBootStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*KernelInfo)(nil), (*virtualization.KernelInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_KernelInfo_To_virtualization_KernelInfo(a.(*KernelInfo), b.(*virtualization.KernelInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.KernelInfo)(nil), (*KernelInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_KernelInfo_To_v1_KernelInfo(a.(*virtualization.KernelInfo), b.(*KernelInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*LaunchSecurity)(nil), (*virtualization.LaunchSecurity)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_LaunchSecurity_To_virtualization_LaunchSecurity(a.(*LaunchSecurity), b.(*virtualization.LaunchSecurity), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.LaunchSecurity)(nil), (*LaunchSecurity)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_LaunchSecurity_To_v1_LaunchSecurity(a.(*virtualization.LaunchSecurity), b.(*LaunchSecurity), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*LunTarget)(nil), (*virtualization.LunTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_LunTarget_To_virtualization_LunTarget(a.(*LunTarget), b.(*virtualization.LunTarget), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.LunTarget)(nil), (*LunTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_LunTarget_To_v1_LunTarget(a.(*virtualization.LunTarget), b.(*LunTarget), scope)
 	}); err != nil {
 		return err
 	}
@@ -268,6 +926,56 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*MemoryDumpVolumeSource)(nil), (*virtualization.MemoryDumpVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryDumpVolumeSource_To_virtualization_MemoryDumpVolumeSource(a.(*MemoryDumpVolumeSource), b.(*virtualization.MemoryDumpVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryDumpVolumeSource)(nil), (*MemoryDumpVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(a.(*virtualization.MemoryDumpVolumeSource), b.(*MemoryDumpVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MemoryStatus)(nil), (*virtualization.MemoryStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryStatus_To_virtualization_MemoryStatus(a.(*MemoryStatus), b.(*virtualization.MemoryStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryStatus)(nil), (*MemoryStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryStatus_To_v1_MemoryStatus(a.(*virtualization.MemoryStatus), b.(*MemoryStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MultusNetwork)(nil), (*virtualization.MultusNetwork)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MultusNetwork_To_virtualization_MultusNetwork(a.(*MultusNetwork), b.(*virtualization.MultusNetwork), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MultusNetwork)(nil), (*MultusNetwork)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MultusNetwork_To_v1_MultusNetwork(a.(*virtualization.MultusNetwork), b.(*MultusNetwork), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*NUMA)(nil), (*virtualization.NUMA)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_NUMA_To_virtualization_NUMA(a.(*NUMA), b.(*virtualization.NUMA), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.NUMA)(nil), (*NUMA)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_NUMA_To_v1_NUMA(a.(*virtualization.NUMA), b.(*NUMA), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*NUMAGuestMappingPassthrough)(nil), (*virtualization.NUMAGuestMappingPassthrough)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_NUMAGuestMappingPassthrough_To_virtualization_NUMAGuestMappingPassthrough(a.(*NUMAGuestMappingPassthrough), b.(*virtualization.NUMAGuestMappingPassthrough), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.NUMAGuestMappingPassthrough)(nil), (*NUMAGuestMappingPassthrough)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_NUMAGuestMappingPassthrough_To_v1_NUMAGuestMappingPassthrough(a.(*virtualization.NUMAGuestMappingPassthrough), b.(*NUMAGuestMappingPassthrough), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Network)(nil), (*virtualization.Network)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Network_To_virtualization_Network(a.(*Network), b.(*virtualization.Network), scope)
 	}); err != nil {
@@ -285,6 +993,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.NetworkSource)(nil), (*NetworkSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_NetworkSource_To_v1_NetworkSource(a.(*virtualization.NetworkSource), b.(*NetworkSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*NoCloudSSHPublicKeyAccessCredentialPropagation)(nil), (*virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_NoCloudSSHPublicKeyAccessCredentialPropagation_To_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation(a.(*NoCloudSSHPublicKeyAccessCredentialPropagation), b.(*virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation)(nil), (*NoCloudSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation_To_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(a.(*virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation), b.(*NoCloudSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PITTimer)(nil), (*virtualization.PITTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PITTimer_To_virtualization_PITTimer(a.(*PITTimer), b.(*virtualization.PITTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PITTimer)(nil), (*PITTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PITTimer_To_v1_PITTimer(a.(*virtualization.PITTimer), b.(*PITTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PanicDevice)(nil), (*virtualization.PanicDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PanicDevice_To_virtualization_PanicDevice(a.(*PanicDevice), b.(*virtualization.PanicDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PanicDevice)(nil), (*PanicDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PanicDevice_To_v1_PanicDevice(a.(*virtualization.PanicDevice), b.(*PanicDevice), scope)
 	}); err != nil {
 		return err
 	}
@@ -318,6 +1056,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*PluginBinding)(nil), (*virtualization.PluginBinding)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PluginBinding_To_virtualization_PluginBinding(a.(*PluginBinding), b.(*virtualization.PluginBinding), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PluginBinding)(nil), (*PluginBinding)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PluginBinding_To_v1_PluginBinding(a.(*virtualization.PluginBinding), b.(*PluginBinding), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*PodNetwork)(nil), (*virtualization.PodNetwork)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_PodNetwork_To_virtualization_PodNetwork(a.(*PodNetwork), b.(*virtualization.PodNetwork), scope)
 	}); err != nil {
@@ -335,6 +1083,86 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Port)(nil), (*Port)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Port_To_v1_Port(a.(*virtualization.Port), b.(*Port), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PortRange)(nil), (*virtualization.PortRange)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PortRange_To_virtualization_PortRange(a.(*PortRange), b.(*virtualization.PortRange), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PortRange)(nil), (*PortRange)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PortRange_To_v1_PortRange(a.(*virtualization.PortRange), b.(*PortRange), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Probe)(nil), (*virtualization.Probe)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Probe_To_virtualization_Probe(a.(*Probe), b.(*virtualization.Probe), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Probe)(nil), (*Probe)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Probe_To_v1_Probe(a.(*virtualization.Probe), b.(*Probe), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(nil), (*virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(a.(*QemuGuestAgentSSHPublicKeyAccessCredentialPropagation), b.(*virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(nil), (*QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(a.(*virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation), b.(*QemuGuestAgentSSHPublicKeyAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*QemuGuestAgentUserPasswordAccessCredentialPropagation)(nil), (*virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation(a.(*QemuGuestAgentUserPasswordAccessCredentialPropagation), b.(*virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation)(nil), (*QemuGuestAgentUserPasswordAccessCredentialPropagation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(a.(*virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation), b.(*QemuGuestAgentUserPasswordAccessCredentialPropagation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*RTCTimer)(nil), (*virtualization.RTCTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_RTCTimer_To_virtualization_RTCTimer(a.(*RTCTimer), b.(*virtualization.RTCTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.RTCTimer)(nil), (*RTCTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_RTCTimer_To_v1_RTCTimer(a.(*virtualization.RTCTimer), b.(*RTCTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Realtime)(nil), (*virtualization.Realtime)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Realtime_To_virtualization_Realtime(a.(*Realtime), b.(*virtualization.Realtime), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Realtime)(nil), (*Realtime)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Realtime_To_v1_Realtime(a.(*virtualization.Realtime), b.(*Realtime), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*RemoveVolumeOptions)(nil), (*virtualization.RemoveVolumeOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_RemoveVolumeOptions_To_virtualization_RemoveVolumeOptions(a.(*RemoveVolumeOptions), b.(*virtualization.RemoveVolumeOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.RemoveVolumeOptions)(nil), (*RemoveVolumeOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_RemoveVolumeOptions_To_v1_RemoveVolumeOptions(a.(*virtualization.RemoveVolumeOptions), b.(*RemoveVolumeOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ReservedOverhead)(nil), (*virtualization.ReservedOverhead)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ReservedOverhead_To_virtualization_ReservedOverhead(a.(*ReservedOverhead), b.(*virtualization.ReservedOverhead), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ReservedOverhead)(nil), (*ReservedOverhead)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ReservedOverhead_To_v1_ReservedOverhead(a.(*virtualization.ReservedOverhead), b.(*ReservedOverhead), scope)
 	}); err != nil {
 		return err
 	}
@@ -368,6 +1196,116 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*SEV)(nil), (*virtualization.SEV)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SEV_To_virtualization_SEV(a.(*SEV), b.(*virtualization.SEV), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SEV)(nil), (*SEV)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SEV_To_v1_SEV(a.(*virtualization.SEV), b.(*SEV), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SEVAttestation)(nil), (*virtualization.SEVAttestation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SEVAttestation_To_virtualization_SEVAttestation(a.(*SEVAttestation), b.(*virtualization.SEVAttestation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SEVAttestation)(nil), (*SEVAttestation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SEVAttestation_To_v1_SEVAttestation(a.(*virtualization.SEVAttestation), b.(*SEVAttestation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SEVPolicy)(nil), (*virtualization.SEVPolicy)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SEVPolicy_To_virtualization_SEVPolicy(a.(*SEVPolicy), b.(*virtualization.SEVPolicy), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SEVPolicy)(nil), (*SEVPolicy)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SEVPolicy_To_v1_SEVPolicy(a.(*virtualization.SEVPolicy), b.(*SEVPolicy), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SEVSNP)(nil), (*virtualization.SEVSNP)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SEVSNP_To_virtualization_SEVSNP(a.(*SEVSNP), b.(*virtualization.SEVSNP), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SEVSNP)(nil), (*SEVSNP)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SEVSNP_To_v1_SEVSNP(a.(*virtualization.SEVSNP), b.(*SEVSNP), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SSHPublicKeyAccessCredential)(nil), (*virtualization.SSHPublicKeyAccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SSHPublicKeyAccessCredential_To_virtualization_SSHPublicKeyAccessCredential(a.(*SSHPublicKeyAccessCredential), b.(*virtualization.SSHPublicKeyAccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SSHPublicKeyAccessCredential)(nil), (*SSHPublicKeyAccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SSHPublicKeyAccessCredential_To_v1_SSHPublicKeyAccessCredential(a.(*virtualization.SSHPublicKeyAccessCredential), b.(*SSHPublicKeyAccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SSHPublicKeyAccessCredentialPropagationMethod)(nil), (*virtualization.SSHPublicKeyAccessCredentialPropagationMethod)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SSHPublicKeyAccessCredentialPropagationMethod_To_virtualization_SSHPublicKeyAccessCredentialPropagationMethod(a.(*SSHPublicKeyAccessCredentialPropagationMethod), b.(*virtualization.SSHPublicKeyAccessCredentialPropagationMethod), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SSHPublicKeyAccessCredentialPropagationMethod)(nil), (*SSHPublicKeyAccessCredentialPropagationMethod)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SSHPublicKeyAccessCredentialPropagationMethod_To_v1_SSHPublicKeyAccessCredentialPropagationMethod(a.(*virtualization.SSHPublicKeyAccessCredentialPropagationMethod), b.(*SSHPublicKeyAccessCredentialPropagationMethod), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SSHPublicKeyAccessCredentialSource)(nil), (*virtualization.SSHPublicKeyAccessCredentialSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SSHPublicKeyAccessCredentialSource_To_virtualization_SSHPublicKeyAccessCredentialSource(a.(*SSHPublicKeyAccessCredentialSource), b.(*virtualization.SSHPublicKeyAccessCredentialSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SSHPublicKeyAccessCredentialSource)(nil), (*SSHPublicKeyAccessCredentialSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SSHPublicKeyAccessCredentialSource_To_v1_SSHPublicKeyAccessCredentialSource(a.(*virtualization.SSHPublicKeyAccessCredentialSource), b.(*SSHPublicKeyAccessCredentialSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SecretVolumeSource)(nil), (*virtualization.SecretVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SecretVolumeSource_To_virtualization_SecretVolumeSource(a.(*SecretVolumeSource), b.(*virtualization.SecretVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SecretVolumeSource)(nil), (*SecretVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SecretVolumeSource_To_v1_SecretVolumeSource(a.(*virtualization.SecretVolumeSource), b.(*SecretVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ServiceAccountVolumeSource)(nil), (*virtualization.ServiceAccountVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ServiceAccountVolumeSource_To_virtualization_ServiceAccountVolumeSource(a.(*ServiceAccountVolumeSource), b.(*virtualization.ServiceAccountVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ServiceAccountVolumeSource)(nil), (*ServiceAccountVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ServiceAccountVolumeSource_To_v1_ServiceAccountVolumeSource(a.(*virtualization.ServiceAccountVolumeSource), b.(*ServiceAccountVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SoundDevice)(nil), (*virtualization.SoundDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SoundDevice_To_virtualization_SoundDevice(a.(*SoundDevice), b.(*virtualization.SoundDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SoundDevice)(nil), (*SoundDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SoundDevice_To_v1_SoundDevice(a.(*virtualization.SoundDevice), b.(*SoundDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*StallDetectorOptions)(nil), (*virtualization.StallDetectorOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions(a.(*StallDetectorOptions), b.(*virtualization.StallDetectorOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.StallDetectorOptions)(nil), (*StallDetectorOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_StallDetectorOptions_To_v1_StallDetectorOptions(a.(*virtualization.StallDetectorOptions), b.(*StallDetectorOptions), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*StartOptions)(nil), (*virtualization.StartOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_StartOptions_To_virtualization_StartOptions(a.(*StartOptions), b.(*virtualization.StartOptions), scope)
 	}); err != nil {
@@ -388,6 +1326,86 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*StorageMigratedVolumeInfo)(nil), (*virtualization.StorageMigratedVolumeInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_StorageMigratedVolumeInfo_To_virtualization_StorageMigratedVolumeInfo(a.(*StorageMigratedVolumeInfo), b.(*virtualization.StorageMigratedVolumeInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.StorageMigratedVolumeInfo)(nil), (*StorageMigratedVolumeInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_StorageMigratedVolumeInfo_To_v1_StorageMigratedVolumeInfo(a.(*virtualization.StorageMigratedVolumeInfo), b.(*StorageMigratedVolumeInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SyNICTimer)(nil), (*virtualization.SyNICTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SyNICTimer_To_virtualization_SyNICTimer(a.(*SyNICTimer), b.(*virtualization.SyNICTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SyNICTimer)(nil), (*SyNICTimer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SyNICTimer_To_v1_SyNICTimer(a.(*virtualization.SyNICTimer), b.(*SyNICTimer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SysprepSource)(nil), (*virtualization.SysprepSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SysprepSource_To_virtualization_SysprepSource(a.(*SysprepSource), b.(*virtualization.SysprepSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SysprepSource)(nil), (*SysprepSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SysprepSource_To_v1_SysprepSource(a.(*virtualization.SysprepSource), b.(*SysprepSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TDX)(nil), (*virtualization.TDX)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_TDX_To_virtualization_TDX(a.(*TDX), b.(*virtualization.TDX), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.TDX)(nil), (*TDX)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_TDX_To_v1_TDX(a.(*virtualization.TDX), b.(*TDX), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TLBFlush)(nil), (*virtualization.TLBFlush)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_TLBFlush_To_virtualization_TLBFlush(a.(*TLBFlush), b.(*virtualization.TLBFlush), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.TLBFlush)(nil), (*TLBFlush)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_TLBFlush_To_v1_TLBFlush(a.(*virtualization.TLBFlush), b.(*TLBFlush), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TPMDevice)(nil), (*virtualization.TPMDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_TPMDevice_To_virtualization_TPMDevice(a.(*TPMDevice), b.(*virtualization.TPMDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.TPMDevice)(nil), (*TPMDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_TPMDevice_To_v1_TPMDevice(a.(*virtualization.TPMDevice), b.(*TPMDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Timer)(nil), (*virtualization.Timer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_Timer_To_virtualization_Timer(a.(*Timer), b.(*virtualization.Timer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.Timer)(nil), (*Timer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_Timer_To_v1_Timer(a.(*virtualization.Timer), b.(*Timer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TopologyHints)(nil), (*virtualization.TopologyHints)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_TopologyHints_To_virtualization_TopologyHints(a.(*TopologyHints), b.(*virtualization.TopologyHints), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.TopologyHints)(nil), (*TopologyHints)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_TopologyHints_To_v1_TopologyHints(a.(*virtualization.TopologyHints), b.(*TopologyHints), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*UnpauseOptions)(nil), (*virtualization.UnpauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(a.(*UnpauseOptions), b.(*virtualization.UnpauseOptions), scope)
 	}); err != nil {
@@ -395,6 +1413,86 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.UnpauseOptions)(nil), (*UnpauseOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(a.(*virtualization.UnpauseOptions), b.(*UnpauseOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UserPasswordAccessCredential)(nil), (*virtualization.UserPasswordAccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_UserPasswordAccessCredential_To_virtualization_UserPasswordAccessCredential(a.(*UserPasswordAccessCredential), b.(*virtualization.UserPasswordAccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.UserPasswordAccessCredential)(nil), (*UserPasswordAccessCredential)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_UserPasswordAccessCredential_To_v1_UserPasswordAccessCredential(a.(*virtualization.UserPasswordAccessCredential), b.(*UserPasswordAccessCredential), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UserPasswordAccessCredentialPropagationMethod)(nil), (*virtualization.UserPasswordAccessCredentialPropagationMethod)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_UserPasswordAccessCredentialPropagationMethod_To_virtualization_UserPasswordAccessCredentialPropagationMethod(a.(*UserPasswordAccessCredentialPropagationMethod), b.(*virtualization.UserPasswordAccessCredentialPropagationMethod), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.UserPasswordAccessCredentialPropagationMethod)(nil), (*UserPasswordAccessCredentialPropagationMethod)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_UserPasswordAccessCredentialPropagationMethod_To_v1_UserPasswordAccessCredentialPropagationMethod(a.(*virtualization.UserPasswordAccessCredentialPropagationMethod), b.(*UserPasswordAccessCredentialPropagationMethod), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UserPasswordAccessCredentialSource)(nil), (*virtualization.UserPasswordAccessCredentialSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_UserPasswordAccessCredentialSource_To_virtualization_UserPasswordAccessCredentialSource(a.(*UserPasswordAccessCredentialSource), b.(*virtualization.UserPasswordAccessCredentialSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.UserPasswordAccessCredentialSource)(nil), (*UserPasswordAccessCredentialSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_UserPasswordAccessCredentialSource_To_v1_UserPasswordAccessCredentialSource(a.(*virtualization.UserPasswordAccessCredentialSource), b.(*UserPasswordAccessCredentialSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UtilityVolume)(nil), (*virtualization.UtilityVolume)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_UtilityVolume_To_virtualization_UtilityVolume(a.(*UtilityVolume), b.(*virtualization.UtilityVolume), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.UtilityVolume)(nil), (*UtilityVolume)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_UtilityVolume_To_v1_UtilityVolume(a.(*virtualization.UtilityVolume), b.(*UtilityVolume), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VGPUDisplayOptions)(nil), (*virtualization.VGPUDisplayOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VGPUDisplayOptions_To_virtualization_VGPUDisplayOptions(a.(*VGPUDisplayOptions), b.(*virtualization.VGPUDisplayOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VGPUDisplayOptions)(nil), (*VGPUDisplayOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VGPUDisplayOptions_To_v1_VGPUDisplayOptions(a.(*virtualization.VGPUDisplayOptions), b.(*VGPUDisplayOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VGPUOptions)(nil), (*virtualization.VGPUOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VGPUOptions_To_virtualization_VGPUOptions(a.(*VGPUOptions), b.(*virtualization.VGPUOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VGPUOptions)(nil), (*VGPUOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VGPUOptions_To_v1_VGPUOptions(a.(*virtualization.VGPUOptions), b.(*VGPUOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VMIMConfigurationOptions)(nil), (*virtualization.VMIMConfigurationOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VMIMConfigurationOptions_To_virtualization_VMIMConfigurationOptions(a.(*VMIMConfigurationOptions), b.(*virtualization.VMIMConfigurationOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VMIMConfigurationOptions)(nil), (*VMIMConfigurationOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VMIMConfigurationOptions_To_v1_VMIMConfigurationOptions(a.(*virtualization.VMIMConfigurationOptions), b.(*VMIMConfigurationOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VideoDevice)(nil), (*virtualization.VideoDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VideoDevice_To_virtualization_VideoDevice(a.(*VideoDevice), b.(*virtualization.VideoDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VideoDevice)(nil), (*VideoDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VideoDevice_To_v1_VideoDevice(a.(*virtualization.VideoDevice), b.(*VideoDevice), scope)
 	}); err != nil {
 		return err
 	}
@@ -425,6 +1523,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstance)(nil), (*VirtualMachineInstance)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(a.(*virtualization.VirtualMachineInstance), b.(*VirtualMachineInstance), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceBackupStatus)(nil), (*virtualization.VirtualMachineInstanceBackupStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceBackupStatus_To_virtualization_VirtualMachineInstanceBackupStatus(a.(*VirtualMachineInstanceBackupStatus), b.(*virtualization.VirtualMachineInstanceBackupStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceBackupStatus)(nil), (*VirtualMachineInstanceBackupStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceBackupStatus_To_v1_VirtualMachineInstanceBackupStatus(a.(*virtualization.VirtualMachineInstanceBackupStatus), b.(*VirtualMachineInstanceBackupStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceBackupVolumeInfo)(nil), (*virtualization.VirtualMachineInstanceBackupVolumeInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceBackupVolumeInfo_To_virtualization_VirtualMachineInstanceBackupVolumeInfo(a.(*VirtualMachineInstanceBackupVolumeInfo), b.(*virtualization.VirtualMachineInstanceBackupVolumeInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceBackupVolumeInfo)(nil), (*VirtualMachineInstanceBackupVolumeInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceBackupVolumeInfo_To_v1_VirtualMachineInstanceBackupVolumeInfo(a.(*virtualization.VirtualMachineInstanceBackupVolumeInfo), b.(*VirtualMachineInstanceBackupVolumeInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceCommonMigrationState)(nil), (*virtualization.VirtualMachineInstanceCommonMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceCommonMigrationState_To_virtualization_VirtualMachineInstanceCommonMigrationState(a.(*VirtualMachineInstanceCommonMigrationState), b.(*virtualization.VirtualMachineInstanceCommonMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceCommonMigrationState)(nil), (*VirtualMachineInstanceCommonMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceCommonMigrationState_To_v1_VirtualMachineInstanceCommonMigrationState(a.(*virtualization.VirtualMachineInstanceCommonMigrationState), b.(*VirtualMachineInstanceCommonMigrationState), scope)
 	}); err != nil {
 		return err
 	}
@@ -465,6 +1593,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceList)(nil), (*VirtualMachineInstanceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(a.(*virtualization.VirtualMachineInstanceList), b.(*VirtualMachineInstanceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationSourceState)(nil), (*virtualization.VirtualMachineInstanceMigrationSourceState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(a.(*VirtualMachineInstanceMigrationSourceState), b.(*virtualization.VirtualMachineInstanceMigrationSourceState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationSourceState)(nil), (*VirtualMachineInstanceMigrationSourceState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState(a.(*virtualization.VirtualMachineInstanceMigrationSourceState), b.(*VirtualMachineInstanceMigrationSourceState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationState)(nil), (*virtualization.VirtualMachineInstanceMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(a.(*VirtualMachineInstanceMigrationState), b.(*virtualization.VirtualMachineInstanceMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationState)(nil), (*VirtualMachineInstanceMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(a.(*virtualization.VirtualMachineInstanceMigrationState), b.(*VirtualMachineInstanceMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationTargetState)(nil), (*virtualization.VirtualMachineInstanceMigrationTargetState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState(a.(*VirtualMachineInstanceMigrationTargetState), b.(*virtualization.VirtualMachineInstanceMigrationTargetState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationTargetState)(nil), (*VirtualMachineInstanceMigrationTargetState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationTargetState_To_v1_VirtualMachineInstanceMigrationTargetState(a.(*virtualization.VirtualMachineInstanceMigrationTargetState), b.(*VirtualMachineInstanceMigrationTargetState), scope)
 	}); err != nil {
 		return err
 	}
@@ -538,6 +1696,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceResourceClaim)(nil), (*virtualization.VirtualMachineInstanceResourceClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceResourceClaim_To_virtualization_VirtualMachineInstanceResourceClaim(a.(*VirtualMachineInstanceResourceClaim), b.(*virtualization.VirtualMachineInstanceResourceClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceResourceClaim)(nil), (*VirtualMachineInstanceResourceClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceResourceClaim_To_v1_VirtualMachineInstanceResourceClaim(a.(*virtualization.VirtualMachineInstanceResourceClaim), b.(*VirtualMachineInstanceResourceClaim), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceSpec)(nil), (*virtualization.VirtualMachineInstanceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(a.(*VirtualMachineInstanceSpec), b.(*virtualization.VirtualMachineInstanceSpec), scope)
 	}); err != nil {
@@ -575,6 +1743,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineList)(nil), (*VirtualMachineList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(a.(*virtualization.VirtualMachineList), b.(*VirtualMachineList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineMemoryDumpRequest)(nil), (*virtualization.VirtualMachineMemoryDumpRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineMemoryDumpRequest_To_virtualization_VirtualMachineMemoryDumpRequest(a.(*VirtualMachineMemoryDumpRequest), b.(*virtualization.VirtualMachineMemoryDumpRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineMemoryDumpRequest)(nil), (*VirtualMachineMemoryDumpRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(a.(*virtualization.VirtualMachineMemoryDumpRequest), b.(*VirtualMachineMemoryDumpRequest), scope)
 	}); err != nil {
 		return err
 	}
@@ -618,6 +1796,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineVolumeRequest)(nil), (*virtualization.VirtualMachineVolumeRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineVolumeRequest_To_virtualization_VirtualMachineVolumeRequest(a.(*VirtualMachineVolumeRequest), b.(*virtualization.VirtualMachineVolumeRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineVolumeRequest)(nil), (*VirtualMachineVolumeRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineVolumeRequest_To_v1_VirtualMachineVolumeRequest(a.(*virtualization.VirtualMachineVolumeRequest), b.(*VirtualMachineVolumeRequest), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Volume)(nil), (*virtualization.Volume)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Volume_To_virtualization_Volume(a.(*Volume), b.(*virtualization.Volume), scope)
 	}); err != nil {
@@ -625,6 +1813,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Volume)(nil), (*Volume)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Volume_To_v1_Volume(a.(*virtualization.Volume), b.(*Volume), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VolumeMigrationState)(nil), (*virtualization.VolumeMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VolumeMigrationState_To_virtualization_VolumeMigrationState(a.(*VolumeMigrationState), b.(*virtualization.VolumeMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VolumeMigrationState)(nil), (*VolumeMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VolumeMigrationState_To_v1_VolumeMigrationState(a.(*virtualization.VolumeMigrationState), b.(*VolumeMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VolumeSnapshotStatus)(nil), (*virtualization.VolumeSnapshotStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VolumeSnapshotStatus_To_virtualization_VolumeSnapshotStatus(a.(*VolumeSnapshotStatus), b.(*virtualization.VolumeSnapshotStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VolumeSnapshotStatus)(nil), (*VolumeSnapshotStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VolumeSnapshotStatus_To_v1_VolumeSnapshotStatus(a.(*virtualization.VolumeSnapshotStatus), b.(*VolumeSnapshotStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -645,6 +1853,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VolumeStatus)(nil), (*VolumeStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VolumeStatus_To_v1_VolumeStatus(a.(*virtualization.VolumeStatus), b.(*VolumeStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VolumeUpdateState)(nil), (*virtualization.VolumeUpdateState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VolumeUpdateState_To_virtualization_VolumeUpdateState(a.(*VolumeUpdateState), b.(*virtualization.VolumeUpdateState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VolumeUpdateState)(nil), (*VolumeUpdateState)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VolumeUpdateState_To_v1_VolumeUpdateState(a.(*virtualization.VolumeUpdateState), b.(*VolumeUpdateState), scope)
 	}); err != nil {
 		return err
 	}
@@ -671,6 +1889,86 @@ func RegisterConversions(s *runtime.Scheme) error {
 	return nil
 }
 
+func autoConvert_v1_ACPI_To_virtualization_ACPI(in *ACPI, out *virtualization.ACPI, s conversion.Scope) error {
+	*out = *(*virtualization.ACPI)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ACPI_To_virtualization_ACPI is an autogenerated conversion function.
+func Convert_v1_ACPI_To_virtualization_ACPI(in *ACPI, out *virtualization.ACPI, s conversion.Scope) error {
+	return autoConvert_v1_ACPI_To_virtualization_ACPI(in, out, s)
+}
+
+func autoConvert_virtualization_ACPI_To_v1_ACPI(in *virtualization.ACPI, out *ACPI, s conversion.Scope) error {
+	*out = *(*ACPI)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ACPI_To_v1_ACPI is an autogenerated conversion function.
+func Convert_virtualization_ACPI_To_v1_ACPI(in *virtualization.ACPI, out *ACPI, s conversion.Scope) error {
+	return autoConvert_virtualization_ACPI_To_v1_ACPI(in, out, s)
+}
+
+func autoConvert_v1_AccessCredential_To_virtualization_AccessCredential(in *AccessCredential, out *virtualization.AccessCredential, s conversion.Scope) error {
+	*out = *(*virtualization.AccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_AccessCredential_To_virtualization_AccessCredential is an autogenerated conversion function.
+func Convert_v1_AccessCredential_To_virtualization_AccessCredential(in *AccessCredential, out *virtualization.AccessCredential, s conversion.Scope) error {
+	return autoConvert_v1_AccessCredential_To_virtualization_AccessCredential(in, out, s)
+}
+
+func autoConvert_virtualization_AccessCredential_To_v1_AccessCredential(in *virtualization.AccessCredential, out *AccessCredential, s conversion.Scope) error {
+	*out = *(*AccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_AccessCredential_To_v1_AccessCredential is an autogenerated conversion function.
+func Convert_virtualization_AccessCredential_To_v1_AccessCredential(in *virtualization.AccessCredential, out *AccessCredential, s conversion.Scope) error {
+	return autoConvert_virtualization_AccessCredential_To_v1_AccessCredential(in, out, s)
+}
+
+func autoConvert_v1_AccessCredentialSecretSource_To_virtualization_AccessCredentialSecretSource(in *AccessCredentialSecretSource, out *virtualization.AccessCredentialSecretSource, s conversion.Scope) error {
+	*out = *(*virtualization.AccessCredentialSecretSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_AccessCredentialSecretSource_To_virtualization_AccessCredentialSecretSource is an autogenerated conversion function.
+func Convert_v1_AccessCredentialSecretSource_To_virtualization_AccessCredentialSecretSource(in *AccessCredentialSecretSource, out *virtualization.AccessCredentialSecretSource, s conversion.Scope) error {
+	return autoConvert_v1_AccessCredentialSecretSource_To_virtualization_AccessCredentialSecretSource(in, out, s)
+}
+
+func autoConvert_virtualization_AccessCredentialSecretSource_To_v1_AccessCredentialSecretSource(in *virtualization.AccessCredentialSecretSource, out *AccessCredentialSecretSource, s conversion.Scope) error {
+	*out = *(*AccessCredentialSecretSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_AccessCredentialSecretSource_To_v1_AccessCredentialSecretSource is an autogenerated conversion function.
+func Convert_virtualization_AccessCredentialSecretSource_To_v1_AccessCredentialSecretSource(in *virtualization.AccessCredentialSecretSource, out *AccessCredentialSecretSource, s conversion.Scope) error {
+	return autoConvert_virtualization_AccessCredentialSecretSource_To_v1_AccessCredentialSecretSource(in, out, s)
+}
+
+func autoConvert_v1_AddVolumeOptions_To_virtualization_AddVolumeOptions(in *AddVolumeOptions, out *virtualization.AddVolumeOptions, s conversion.Scope) error {
+	*out = *(*virtualization.AddVolumeOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_AddVolumeOptions_To_virtualization_AddVolumeOptions is an autogenerated conversion function.
+func Convert_v1_AddVolumeOptions_To_virtualization_AddVolumeOptions(in *AddVolumeOptions, out *virtualization.AddVolumeOptions, s conversion.Scope) error {
+	return autoConvert_v1_AddVolumeOptions_To_virtualization_AddVolumeOptions(in, out, s)
+}
+
+func autoConvert_virtualization_AddVolumeOptions_To_v1_AddVolumeOptions(in *virtualization.AddVolumeOptions, out *AddVolumeOptions, s conversion.Scope) error {
+	*out = *(*AddVolumeOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_AddVolumeOptions_To_v1_AddVolumeOptions is an autogenerated conversion function.
+func Convert_virtualization_AddVolumeOptions_To_v1_AddVolumeOptions(in *virtualization.AddVolumeOptions, out *AddVolumeOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_AddVolumeOptions_To_v1_AddVolumeOptions(in, out, s)
+}
+
 func autoConvert_v1_BIOS_To_virtualization_BIOS(in *BIOS, out *virtualization.BIOS, s conversion.Scope) error {
 	*out = *(*virtualization.BIOS)(unsafe.Pointer(in))
 	return nil
@@ -689,6 +1987,26 @@ func autoConvert_virtualization_BIOS_To_v1_BIOS(in *virtualization.BIOS, out *BI
 // Convert_virtualization_BIOS_To_v1_BIOS is an autogenerated conversion function.
 func Convert_virtualization_BIOS_To_v1_BIOS(in *virtualization.BIOS, out *BIOS, s conversion.Scope) error {
 	return autoConvert_virtualization_BIOS_To_v1_BIOS(in, out, s)
+}
+
+func autoConvert_v1_BlockSize_To_virtualization_BlockSize(in *BlockSize, out *virtualization.BlockSize, s conversion.Scope) error {
+	*out = *(*virtualization.BlockSize)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_BlockSize_To_virtualization_BlockSize is an autogenerated conversion function.
+func Convert_v1_BlockSize_To_virtualization_BlockSize(in *BlockSize, out *virtualization.BlockSize, s conversion.Scope) error {
+	return autoConvert_v1_BlockSize_To_virtualization_BlockSize(in, out, s)
+}
+
+func autoConvert_virtualization_BlockSize_To_v1_BlockSize(in *virtualization.BlockSize, out *BlockSize, s conversion.Scope) error {
+	*out = *(*BlockSize)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_BlockSize_To_v1_BlockSize is an autogenerated conversion function.
+func Convert_virtualization_BlockSize_To_v1_BlockSize(in *virtualization.BlockSize, out *BlockSize, s conversion.Scope) error {
+	return autoConvert_virtualization_BlockSize_To_v1_BlockSize(in, out, s)
 }
 
 func autoConvert_v1_Bootloader_To_virtualization_Bootloader(in *Bootloader, out *virtualization.Bootloader, s conversion.Scope) error {
@@ -751,6 +2069,206 @@ func Convert_virtualization_CPU_To_v1_CPU(in *virtualization.CPU, out *CPU, s co
 	return autoConvert_virtualization_CPU_To_v1_CPU(in, out, s)
 }
 
+func autoConvert_v1_CPUFeature_To_virtualization_CPUFeature(in *CPUFeature, out *virtualization.CPUFeature, s conversion.Scope) error {
+	*out = *(*virtualization.CPUFeature)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUFeature_To_virtualization_CPUFeature is an autogenerated conversion function.
+func Convert_v1_CPUFeature_To_virtualization_CPUFeature(in *CPUFeature, out *virtualization.CPUFeature, s conversion.Scope) error {
+	return autoConvert_v1_CPUFeature_To_virtualization_CPUFeature(in, out, s)
+}
+
+func autoConvert_virtualization_CPUFeature_To_v1_CPUFeature(in *virtualization.CPUFeature, out *CPUFeature, s conversion.Scope) error {
+	*out = *(*CPUFeature)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUFeature_To_v1_CPUFeature is an autogenerated conversion function.
+func Convert_virtualization_CPUFeature_To_v1_CPUFeature(in *virtualization.CPUFeature, out *CPUFeature, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUFeature_To_v1_CPUFeature(in, out, s)
+}
+
+func autoConvert_v1_CPUTopology_To_virtualization_CPUTopology(in *CPUTopology, out *virtualization.CPUTopology, s conversion.Scope) error {
+	*out = *(*virtualization.CPUTopology)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUTopology_To_virtualization_CPUTopology is an autogenerated conversion function.
+func Convert_v1_CPUTopology_To_virtualization_CPUTopology(in *CPUTopology, out *virtualization.CPUTopology, s conversion.Scope) error {
+	return autoConvert_v1_CPUTopology_To_virtualization_CPUTopology(in, out, s)
+}
+
+func autoConvert_virtualization_CPUTopology_To_v1_CPUTopology(in *virtualization.CPUTopology, out *CPUTopology, s conversion.Scope) error {
+	*out = *(*CPUTopology)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUTopology_To_v1_CPUTopology is an autogenerated conversion function.
+func Convert_virtualization_CPUTopology_To_v1_CPUTopology(in *virtualization.CPUTopology, out *CPUTopology, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUTopology_To_v1_CPUTopology(in, out, s)
+}
+
+func autoConvert_v1_ChangedBlockTrackingStatus_To_virtualization_ChangedBlockTrackingStatus(in *ChangedBlockTrackingStatus, out *virtualization.ChangedBlockTrackingStatus, s conversion.Scope) error {
+	*out = *(*virtualization.ChangedBlockTrackingStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ChangedBlockTrackingStatus_To_virtualization_ChangedBlockTrackingStatus is an autogenerated conversion function.
+func Convert_v1_ChangedBlockTrackingStatus_To_virtualization_ChangedBlockTrackingStatus(in *ChangedBlockTrackingStatus, out *virtualization.ChangedBlockTrackingStatus, s conversion.Scope) error {
+	return autoConvert_v1_ChangedBlockTrackingStatus_To_virtualization_ChangedBlockTrackingStatus(in, out, s)
+}
+
+func autoConvert_virtualization_ChangedBlockTrackingStatus_To_v1_ChangedBlockTrackingStatus(in *virtualization.ChangedBlockTrackingStatus, out *ChangedBlockTrackingStatus, s conversion.Scope) error {
+	*out = *(*ChangedBlockTrackingStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ChangedBlockTrackingStatus_To_v1_ChangedBlockTrackingStatus is an autogenerated conversion function.
+func Convert_virtualization_ChangedBlockTrackingStatus_To_v1_ChangedBlockTrackingStatus(in *virtualization.ChangedBlockTrackingStatus, out *ChangedBlockTrackingStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_ChangedBlockTrackingStatus_To_v1_ChangedBlockTrackingStatus(in, out, s)
+}
+
+func autoConvert_v1_Chassis_To_virtualization_Chassis(in *Chassis, out *virtualization.Chassis, s conversion.Scope) error {
+	*out = *(*virtualization.Chassis)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Chassis_To_virtualization_Chassis is an autogenerated conversion function.
+func Convert_v1_Chassis_To_virtualization_Chassis(in *Chassis, out *virtualization.Chassis, s conversion.Scope) error {
+	return autoConvert_v1_Chassis_To_virtualization_Chassis(in, out, s)
+}
+
+func autoConvert_virtualization_Chassis_To_v1_Chassis(in *virtualization.Chassis, out *Chassis, s conversion.Scope) error {
+	*out = *(*Chassis)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Chassis_To_v1_Chassis is an autogenerated conversion function.
+func Convert_virtualization_Chassis_To_v1_Chassis(in *virtualization.Chassis, out *Chassis, s conversion.Scope) error {
+	return autoConvert_virtualization_Chassis_To_v1_Chassis(in, out, s)
+}
+
+func autoConvert_v1_ClaimRequest_To_virtualization_ClaimRequest(in *ClaimRequest, out *virtualization.ClaimRequest, s conversion.Scope) error {
+	*out = *(*virtualization.ClaimRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ClaimRequest_To_virtualization_ClaimRequest is an autogenerated conversion function.
+func Convert_v1_ClaimRequest_To_virtualization_ClaimRequest(in *ClaimRequest, out *virtualization.ClaimRequest, s conversion.Scope) error {
+	return autoConvert_v1_ClaimRequest_To_virtualization_ClaimRequest(in, out, s)
+}
+
+func autoConvert_virtualization_ClaimRequest_To_v1_ClaimRequest(in *virtualization.ClaimRequest, out *ClaimRequest, s conversion.Scope) error {
+	*out = *(*ClaimRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ClaimRequest_To_v1_ClaimRequest is an autogenerated conversion function.
+func Convert_virtualization_ClaimRequest_To_v1_ClaimRequest(in *virtualization.ClaimRequest, out *ClaimRequest, s conversion.Scope) error {
+	return autoConvert_virtualization_ClaimRequest_To_v1_ClaimRequest(in, out, s)
+}
+
+func autoConvert_v1_ClientPassthroughDevices_To_virtualization_ClientPassthroughDevices(in *ClientPassthroughDevices, out *virtualization.ClientPassthroughDevices, s conversion.Scope) error {
+	*out = *(*virtualization.ClientPassthroughDevices)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ClientPassthroughDevices_To_virtualization_ClientPassthroughDevices is an autogenerated conversion function.
+func Convert_v1_ClientPassthroughDevices_To_virtualization_ClientPassthroughDevices(in *ClientPassthroughDevices, out *virtualization.ClientPassthroughDevices, s conversion.Scope) error {
+	return autoConvert_v1_ClientPassthroughDevices_To_virtualization_ClientPassthroughDevices(in, out, s)
+}
+
+func autoConvert_virtualization_ClientPassthroughDevices_To_v1_ClientPassthroughDevices(in *virtualization.ClientPassthroughDevices, out *ClientPassthroughDevices, s conversion.Scope) error {
+	*out = *(*ClientPassthroughDevices)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ClientPassthroughDevices_To_v1_ClientPassthroughDevices is an autogenerated conversion function.
+func Convert_virtualization_ClientPassthroughDevices_To_v1_ClientPassthroughDevices(in *virtualization.ClientPassthroughDevices, out *ClientPassthroughDevices, s conversion.Scope) error {
+	return autoConvert_virtualization_ClientPassthroughDevices_To_v1_ClientPassthroughDevices(in, out, s)
+}
+
+func autoConvert_v1_Clock_To_virtualization_Clock(in *Clock, out *virtualization.Clock, s conversion.Scope) error {
+	*out = *(*virtualization.Clock)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Clock_To_virtualization_Clock is an autogenerated conversion function.
+func Convert_v1_Clock_To_virtualization_Clock(in *Clock, out *virtualization.Clock, s conversion.Scope) error {
+	return autoConvert_v1_Clock_To_virtualization_Clock(in, out, s)
+}
+
+func autoConvert_virtualization_Clock_To_v1_Clock(in *virtualization.Clock, out *Clock, s conversion.Scope) error {
+	*out = *(*Clock)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Clock_To_v1_Clock is an autogenerated conversion function.
+func Convert_virtualization_Clock_To_v1_Clock(in *virtualization.Clock, out *Clock, s conversion.Scope) error {
+	return autoConvert_virtualization_Clock_To_v1_Clock(in, out, s)
+}
+
+func autoConvert_v1_ClockOffset_To_virtualization_ClockOffset(in *ClockOffset, out *virtualization.ClockOffset, s conversion.Scope) error {
+	*out = *(*virtualization.ClockOffset)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ClockOffset_To_virtualization_ClockOffset is an autogenerated conversion function.
+func Convert_v1_ClockOffset_To_virtualization_ClockOffset(in *ClockOffset, out *virtualization.ClockOffset, s conversion.Scope) error {
+	return autoConvert_v1_ClockOffset_To_virtualization_ClockOffset(in, out, s)
+}
+
+func autoConvert_virtualization_ClockOffset_To_v1_ClockOffset(in *virtualization.ClockOffset, out *ClockOffset, s conversion.Scope) error {
+	*out = *(*ClockOffset)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ClockOffset_To_v1_ClockOffset is an autogenerated conversion function.
+func Convert_virtualization_ClockOffset_To_v1_ClockOffset(in *virtualization.ClockOffset, out *ClockOffset, s conversion.Scope) error {
+	return autoConvert_virtualization_ClockOffset_To_v1_ClockOffset(in, out, s)
+}
+
+func autoConvert_v1_ClockOffsetUTC_To_virtualization_ClockOffsetUTC(in *ClockOffsetUTC, out *virtualization.ClockOffsetUTC, s conversion.Scope) error {
+	*out = *(*virtualization.ClockOffsetUTC)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ClockOffsetUTC_To_virtualization_ClockOffsetUTC is an autogenerated conversion function.
+func Convert_v1_ClockOffsetUTC_To_virtualization_ClockOffsetUTC(in *ClockOffsetUTC, out *virtualization.ClockOffsetUTC, s conversion.Scope) error {
+	return autoConvert_v1_ClockOffsetUTC_To_virtualization_ClockOffsetUTC(in, out, s)
+}
+
+func autoConvert_virtualization_ClockOffsetUTC_To_v1_ClockOffsetUTC(in *virtualization.ClockOffsetUTC, out *ClockOffsetUTC, s conversion.Scope) error {
+	*out = *(*ClockOffsetUTC)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ClockOffsetUTC_To_v1_ClockOffsetUTC is an autogenerated conversion function.
+func Convert_virtualization_ClockOffsetUTC_To_v1_ClockOffsetUTC(in *virtualization.ClockOffsetUTC, out *ClockOffsetUTC, s conversion.Scope) error {
+	return autoConvert_virtualization_ClockOffsetUTC_To_v1_ClockOffsetUTC(in, out, s)
+}
+
+func autoConvert_v1_CloudInitConfigDriveSource_To_virtualization_CloudInitConfigDriveSource(in *CloudInitConfigDriveSource, out *virtualization.CloudInitConfigDriveSource, s conversion.Scope) error {
+	*out = *(*virtualization.CloudInitConfigDriveSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CloudInitConfigDriveSource_To_virtualization_CloudInitConfigDriveSource is an autogenerated conversion function.
+func Convert_v1_CloudInitConfigDriveSource_To_virtualization_CloudInitConfigDriveSource(in *CloudInitConfigDriveSource, out *virtualization.CloudInitConfigDriveSource, s conversion.Scope) error {
+	return autoConvert_v1_CloudInitConfigDriveSource_To_virtualization_CloudInitConfigDriveSource(in, out, s)
+}
+
+func autoConvert_virtualization_CloudInitConfigDriveSource_To_v1_CloudInitConfigDriveSource(in *virtualization.CloudInitConfigDriveSource, out *CloudInitConfigDriveSource, s conversion.Scope) error {
+	*out = *(*CloudInitConfigDriveSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CloudInitConfigDriveSource_To_v1_CloudInitConfigDriveSource is an autogenerated conversion function.
+func Convert_virtualization_CloudInitConfigDriveSource_To_v1_CloudInitConfigDriveSource(in *virtualization.CloudInitConfigDriveSource, out *CloudInitConfigDriveSource, s conversion.Scope) error {
+	return autoConvert_virtualization_CloudInitConfigDriveSource_To_v1_CloudInitConfigDriveSource(in, out, s)
+}
+
 func autoConvert_v1_CloudInitNoCloudSource_To_virtualization_CloudInitNoCloudSource(in *CloudInitNoCloudSource, out *virtualization.CloudInitNoCloudSource, s conversion.Scope) error {
 	*out = *(*virtualization.CloudInitNoCloudSource)(unsafe.Pointer(in))
 	return nil
@@ -769,6 +2287,66 @@ func autoConvert_virtualization_CloudInitNoCloudSource_To_v1_CloudInitNoCloudSou
 // Convert_virtualization_CloudInitNoCloudSource_To_v1_CloudInitNoCloudSource is an autogenerated conversion function.
 func Convert_virtualization_CloudInitNoCloudSource_To_v1_CloudInitNoCloudSource(in *virtualization.CloudInitNoCloudSource, out *CloudInitNoCloudSource, s conversion.Scope) error {
 	return autoConvert_virtualization_CloudInitNoCloudSource_To_v1_CloudInitNoCloudSource(in, out, s)
+}
+
+func autoConvert_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in *ConfigDriveSSHPublicKeyAccessCredentialPropagation, out *virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in *ConfigDriveSSHPublicKeyAccessCredentialPropagation, out *virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in *virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation, out *ConfigDriveSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*ConfigDriveSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in *virtualization.ConfigDriveSSHPublicKeyAccessCredentialPropagation, out *ConfigDriveSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_virtualization_ConfigDriveSSHPublicKeyAccessCredentialPropagation_To_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_v1_ConfigMapVolumeSource_To_virtualization_ConfigMapVolumeSource(in *ConfigMapVolumeSource, out *virtualization.ConfigMapVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.ConfigMapVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ConfigMapVolumeSource_To_virtualization_ConfigMapVolumeSource is an autogenerated conversion function.
+func Convert_v1_ConfigMapVolumeSource_To_virtualization_ConfigMapVolumeSource(in *ConfigMapVolumeSource, out *virtualization.ConfigMapVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_ConfigMapVolumeSource_To_virtualization_ConfigMapVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_ConfigMapVolumeSource_To_v1_ConfigMapVolumeSource(in *virtualization.ConfigMapVolumeSource, out *ConfigMapVolumeSource, s conversion.Scope) error {
+	*out = *(*ConfigMapVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ConfigMapVolumeSource_To_v1_ConfigMapVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_ConfigMapVolumeSource_To_v1_ConfigMapVolumeSource(in *virtualization.ConfigMapVolumeSource, out *ConfigMapVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_ConfigMapVolumeSource_To_v1_ConfigMapVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_ContainerDiskInfo_To_virtualization_ContainerDiskInfo(in *ContainerDiskInfo, out *virtualization.ContainerDiskInfo, s conversion.Scope) error {
+	*out = *(*virtualization.ContainerDiskInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ContainerDiskInfo_To_virtualization_ContainerDiskInfo is an autogenerated conversion function.
+func Convert_v1_ContainerDiskInfo_To_virtualization_ContainerDiskInfo(in *ContainerDiskInfo, out *virtualization.ContainerDiskInfo, s conversion.Scope) error {
+	return autoConvert_v1_ContainerDiskInfo_To_virtualization_ContainerDiskInfo(in, out, s)
+}
+
+func autoConvert_virtualization_ContainerDiskInfo_To_v1_ContainerDiskInfo(in *virtualization.ContainerDiskInfo, out *ContainerDiskInfo, s conversion.Scope) error {
+	*out = *(*ContainerDiskInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ContainerDiskInfo_To_v1_ContainerDiskInfo is an autogenerated conversion function.
+func Convert_virtualization_ContainerDiskInfo_To_v1_ContainerDiskInfo(in *virtualization.ContainerDiskInfo, out *ContainerDiskInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_ContainerDiskInfo_To_v1_ContainerDiskInfo(in, out, s)
 }
 
 func autoConvert_v1_ContainerDiskSource_To_virtualization_ContainerDiskSource(in *ContainerDiskSource, out *virtualization.ContainerDiskSource, s conversion.Scope) error {
@@ -791,14 +2369,208 @@ func Convert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in *vi
 	return autoConvert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in, out, s)
 }
 
+func autoConvert_v1_ContainerPathVolumeSource_To_virtualization_ContainerPathVolumeSource(in *ContainerPathVolumeSource, out *virtualization.ContainerPathVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.ContainerPathVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ContainerPathVolumeSource_To_virtualization_ContainerPathVolumeSource is an autogenerated conversion function.
+func Convert_v1_ContainerPathVolumeSource_To_virtualization_ContainerPathVolumeSource(in *ContainerPathVolumeSource, out *virtualization.ContainerPathVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_ContainerPathVolumeSource_To_virtualization_ContainerPathVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource(in *virtualization.ContainerPathVolumeSource, out *ContainerPathVolumeSource, s conversion.Scope) error {
+	*out = *(*ContainerPathVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource(in *virtualization.ContainerPathVolumeSource, out *ContainerPathVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(in *CustomBlockSize, out *virtualization.CustomBlockSize, s conversion.Scope) error {
+	*out = *(*virtualization.CustomBlockSize)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CustomBlockSize_To_virtualization_CustomBlockSize is an autogenerated conversion function.
+func Convert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(in *CustomBlockSize, out *virtualization.CustomBlockSize, s conversion.Scope) error {
+	return autoConvert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(in, out, s)
+}
+
+func autoConvert_virtualization_CustomBlockSize_To_v1_CustomBlockSize(in *virtualization.CustomBlockSize, out *CustomBlockSize, s conversion.Scope) error {
+	*out = *(*CustomBlockSize)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CustomBlockSize_To_v1_CustomBlockSize is an autogenerated conversion function.
+func Convert_virtualization_CustomBlockSize_To_v1_CustomBlockSize(in *virtualization.CustomBlockSize, out *CustomBlockSize, s conversion.Scope) error {
+	return autoConvert_virtualization_CustomBlockSize_To_v1_CustomBlockSize(in, out, s)
+}
+
+func autoConvert_v1_DHCPOptions_To_virtualization_DHCPOptions(in *DHCPOptions, out *virtualization.DHCPOptions, s conversion.Scope) error {
+	*out = *(*virtualization.DHCPOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DHCPOptions_To_virtualization_DHCPOptions is an autogenerated conversion function.
+func Convert_v1_DHCPOptions_To_virtualization_DHCPOptions(in *DHCPOptions, out *virtualization.DHCPOptions, s conversion.Scope) error {
+	return autoConvert_v1_DHCPOptions_To_virtualization_DHCPOptions(in, out, s)
+}
+
+func autoConvert_virtualization_DHCPOptions_To_v1_DHCPOptions(in *virtualization.DHCPOptions, out *DHCPOptions, s conversion.Scope) error {
+	*out = *(*DHCPOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DHCPOptions_To_v1_DHCPOptions is an autogenerated conversion function.
+func Convert_virtualization_DHCPOptions_To_v1_DHCPOptions(in *virtualization.DHCPOptions, out *DHCPOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_DHCPOptions_To_v1_DHCPOptions(in, out, s)
+}
+
+func autoConvert_v1_DHCPPrivateOptions_To_virtualization_DHCPPrivateOptions(in *DHCPPrivateOptions, out *virtualization.DHCPPrivateOptions, s conversion.Scope) error {
+	*out = *(*virtualization.DHCPPrivateOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DHCPPrivateOptions_To_virtualization_DHCPPrivateOptions is an autogenerated conversion function.
+func Convert_v1_DHCPPrivateOptions_To_virtualization_DHCPPrivateOptions(in *DHCPPrivateOptions, out *virtualization.DHCPPrivateOptions, s conversion.Scope) error {
+	return autoConvert_v1_DHCPPrivateOptions_To_virtualization_DHCPPrivateOptions(in, out, s)
+}
+
+func autoConvert_virtualization_DHCPPrivateOptions_To_v1_DHCPPrivateOptions(in *virtualization.DHCPPrivateOptions, out *DHCPPrivateOptions, s conversion.Scope) error {
+	*out = *(*DHCPPrivateOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DHCPPrivateOptions_To_v1_DHCPPrivateOptions is an autogenerated conversion function.
+func Convert_virtualization_DHCPPrivateOptions_To_v1_DHCPPrivateOptions(in *virtualization.DHCPPrivateOptions, out *DHCPPrivateOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_DHCPPrivateOptions_To_v1_DHCPPrivateOptions(in, out, s)
+}
+
+func autoConvert_v1_DataVolumeSource_To_virtualization_DataVolumeSource(in *DataVolumeSource, out *virtualization.DataVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.DataVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DataVolumeSource_To_virtualization_DataVolumeSource is an autogenerated conversion function.
+func Convert_v1_DataVolumeSource_To_virtualization_DataVolumeSource(in *DataVolumeSource, out *virtualization.DataVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_DataVolumeSource_To_virtualization_DataVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_DataVolumeSource_To_v1_DataVolumeSource(in *virtualization.DataVolumeSource, out *DataVolumeSource, s conversion.Scope) error {
+	*out = *(*DataVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DataVolumeSource_To_v1_DataVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_DataVolumeSource_To_v1_DataVolumeSource(in *virtualization.DataVolumeSource, out *DataVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_DataVolumeSource_To_v1_DataVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_DataVolumeTemplateDummyStatus_To_virtualization_DataVolumeTemplateDummyStatus(in *DataVolumeTemplateDummyStatus, out *virtualization.DataVolumeTemplateDummyStatus, s conversion.Scope) error {
+	*out = *(*virtualization.DataVolumeTemplateDummyStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DataVolumeTemplateDummyStatus_To_virtualization_DataVolumeTemplateDummyStatus is an autogenerated conversion function.
+func Convert_v1_DataVolumeTemplateDummyStatus_To_virtualization_DataVolumeTemplateDummyStatus(in *DataVolumeTemplateDummyStatus, out *virtualization.DataVolumeTemplateDummyStatus, s conversion.Scope) error {
+	return autoConvert_v1_DataVolumeTemplateDummyStatus_To_virtualization_DataVolumeTemplateDummyStatus(in, out, s)
+}
+
+func autoConvert_virtualization_DataVolumeTemplateDummyStatus_To_v1_DataVolumeTemplateDummyStatus(in *virtualization.DataVolumeTemplateDummyStatus, out *DataVolumeTemplateDummyStatus, s conversion.Scope) error {
+	*out = *(*DataVolumeTemplateDummyStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DataVolumeTemplateDummyStatus_To_v1_DataVolumeTemplateDummyStatus is an autogenerated conversion function.
+func Convert_virtualization_DataVolumeTemplateDummyStatus_To_v1_DataVolumeTemplateDummyStatus(in *virtualization.DataVolumeTemplateDummyStatus, out *DataVolumeTemplateDummyStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_DataVolumeTemplateDummyStatus_To_v1_DataVolumeTemplateDummyStatus(in, out, s)
+}
+
+func autoConvert_v1_DataVolumeTemplateSpec_To_virtualization_DataVolumeTemplateSpec(in *DataVolumeTemplateSpec, out *virtualization.DataVolumeTemplateSpec, s conversion.Scope) error {
+	*out = *(*virtualization.DataVolumeTemplateSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DataVolumeTemplateSpec_To_virtualization_DataVolumeTemplateSpec is an autogenerated conversion function.
+func Convert_v1_DataVolumeTemplateSpec_To_virtualization_DataVolumeTemplateSpec(in *DataVolumeTemplateSpec, out *virtualization.DataVolumeTemplateSpec, s conversion.Scope) error {
+	return autoConvert_v1_DataVolumeTemplateSpec_To_virtualization_DataVolumeTemplateSpec(in, out, s)
+}
+
+func autoConvert_virtualization_DataVolumeTemplateSpec_To_v1_DataVolumeTemplateSpec(in *virtualization.DataVolumeTemplateSpec, out *DataVolumeTemplateSpec, s conversion.Scope) error {
+	*out = *(*DataVolumeTemplateSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DataVolumeTemplateSpec_To_v1_DataVolumeTemplateSpec is an autogenerated conversion function.
+func Convert_virtualization_DataVolumeTemplateSpec_To_v1_DataVolumeTemplateSpec(in *virtualization.DataVolumeTemplateSpec, out *DataVolumeTemplateSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_DataVolumeTemplateSpec_To_v1_DataVolumeTemplateSpec(in, out, s)
+}
+
+func autoConvert_v1_DeprecatedInterfaceMacvtap_To_virtualization_DeprecatedInterfaceMacvtap(in *DeprecatedInterfaceMacvtap, out *virtualization.DeprecatedInterfaceMacvtap, s conversion.Scope) error {
+	*out = *(*virtualization.DeprecatedInterfaceMacvtap)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DeprecatedInterfaceMacvtap_To_virtualization_DeprecatedInterfaceMacvtap is an autogenerated conversion function.
+func Convert_v1_DeprecatedInterfaceMacvtap_To_virtualization_DeprecatedInterfaceMacvtap(in *DeprecatedInterfaceMacvtap, out *virtualization.DeprecatedInterfaceMacvtap, s conversion.Scope) error {
+	return autoConvert_v1_DeprecatedInterfaceMacvtap_To_virtualization_DeprecatedInterfaceMacvtap(in, out, s)
+}
+
+func autoConvert_virtualization_DeprecatedInterfaceMacvtap_To_v1_DeprecatedInterfaceMacvtap(in *virtualization.DeprecatedInterfaceMacvtap, out *DeprecatedInterfaceMacvtap, s conversion.Scope) error {
+	*out = *(*DeprecatedInterfaceMacvtap)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DeprecatedInterfaceMacvtap_To_v1_DeprecatedInterfaceMacvtap is an autogenerated conversion function.
+func Convert_virtualization_DeprecatedInterfaceMacvtap_To_v1_DeprecatedInterfaceMacvtap(in *virtualization.DeprecatedInterfaceMacvtap, out *DeprecatedInterfaceMacvtap, s conversion.Scope) error {
+	return autoConvert_virtualization_DeprecatedInterfaceMacvtap_To_v1_DeprecatedInterfaceMacvtap(in, out, s)
+}
+
+func autoConvert_v1_DeprecatedInterfacePasst_To_virtualization_DeprecatedInterfacePasst(in *DeprecatedInterfacePasst, out *virtualization.DeprecatedInterfacePasst, s conversion.Scope) error {
+	*out = *(*virtualization.DeprecatedInterfacePasst)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DeprecatedInterfacePasst_To_virtualization_DeprecatedInterfacePasst is an autogenerated conversion function.
+func Convert_v1_DeprecatedInterfacePasst_To_virtualization_DeprecatedInterfacePasst(in *DeprecatedInterfacePasst, out *virtualization.DeprecatedInterfacePasst, s conversion.Scope) error {
+	return autoConvert_v1_DeprecatedInterfacePasst_To_virtualization_DeprecatedInterfacePasst(in, out, s)
+}
+
+func autoConvert_virtualization_DeprecatedInterfacePasst_To_v1_DeprecatedInterfacePasst(in *virtualization.DeprecatedInterfacePasst, out *DeprecatedInterfacePasst, s conversion.Scope) error {
+	*out = *(*DeprecatedInterfacePasst)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DeprecatedInterfacePasst_To_v1_DeprecatedInterfacePasst is an autogenerated conversion function.
+func Convert_virtualization_DeprecatedInterfacePasst_To_v1_DeprecatedInterfacePasst(in *virtualization.DeprecatedInterfacePasst, out *DeprecatedInterfacePasst, s conversion.Scope) error {
+	return autoConvert_virtualization_DeprecatedInterfacePasst_To_v1_DeprecatedInterfacePasst(in, out, s)
+}
+
+func autoConvert_v1_DeprecatedInterfaceSlirp_To_virtualization_DeprecatedInterfaceSlirp(in *DeprecatedInterfaceSlirp, out *virtualization.DeprecatedInterfaceSlirp, s conversion.Scope) error {
+	*out = *(*virtualization.DeprecatedInterfaceSlirp)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DeprecatedInterfaceSlirp_To_virtualization_DeprecatedInterfaceSlirp is an autogenerated conversion function.
+func Convert_v1_DeprecatedInterfaceSlirp_To_virtualization_DeprecatedInterfaceSlirp(in *DeprecatedInterfaceSlirp, out *virtualization.DeprecatedInterfaceSlirp, s conversion.Scope) error {
+	return autoConvert_v1_DeprecatedInterfaceSlirp_To_virtualization_DeprecatedInterfaceSlirp(in, out, s)
+}
+
+func autoConvert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(in *virtualization.DeprecatedInterfaceSlirp, out *DeprecatedInterfaceSlirp, s conversion.Scope) error {
+	*out = *(*DeprecatedInterfaceSlirp)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp is an autogenerated conversion function.
+func Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(in *virtualization.DeprecatedInterfaceSlirp, out *DeprecatedInterfaceSlirp, s conversion.Scope) error {
+	return autoConvert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(in, out, s)
+}
+
 func autoConvert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualization.Devices, s conversion.Scope) error {
-	out.Disks = *(*[]virtualization.Disk)(unsafe.Pointer(&in.Disks))
-	out.Interfaces = *(*[]virtualization.Interface)(unsafe.Pointer(&in.Interfaces))
-	out.AutoattachPodInterface = (*bool)(unsafe.Pointer(in.AutoattachPodInterface))
-	out.AutoattachSerialConsole = (*bool)(unsafe.Pointer(in.AutoattachSerialConsole))
-	out.Rng = (*virtualization.Rng)(unsafe.Pointer(in.Rng))
-	out.Watchdog = (*virtualization.Watchdog)(unsafe.Pointer(in.Watchdog))
-	out.AutoattachGraphicsDevice = (*bool)(unsafe.Pointer(in.AutoattachGraphicsDevice))
+	*out = *(*virtualization.Devices)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -808,19 +2580,33 @@ func Convert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualizati
 }
 
 func autoConvert_virtualization_Devices_To_v1_Devices(in *virtualization.Devices, out *Devices, s conversion.Scope) error {
-	out.Disks = *(*[]Disk)(unsafe.Pointer(&in.Disks))
-	out.Interfaces = *(*[]Interface)(unsafe.Pointer(&in.Interfaces))
-	out.AutoattachPodInterface = (*bool)(unsafe.Pointer(in.AutoattachPodInterface))
-	out.AutoattachSerialConsole = (*bool)(unsafe.Pointer(in.AutoattachSerialConsole))
-	out.AutoattachGraphicsDevice = (*bool)(unsafe.Pointer(in.AutoattachGraphicsDevice))
-	out.Rng = (*Rng)(unsafe.Pointer(in.Rng))
-	out.Watchdog = (*Watchdog)(unsafe.Pointer(in.Watchdog))
+	*out = *(*Devices)(unsafe.Pointer(in))
 	return nil
 }
 
 // Convert_virtualization_Devices_To_v1_Devices is an autogenerated conversion function.
 func Convert_virtualization_Devices_To_v1_Devices(in *virtualization.Devices, out *Devices, s conversion.Scope) error {
 	return autoConvert_virtualization_Devices_To_v1_Devices(in, out, s)
+}
+
+func autoConvert_v1_Diag288Watchdog_To_virtualization_Diag288Watchdog(in *Diag288Watchdog, out *virtualization.Diag288Watchdog, s conversion.Scope) error {
+	*out = *(*virtualization.Diag288Watchdog)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Diag288Watchdog_To_virtualization_Diag288Watchdog is an autogenerated conversion function.
+func Convert_v1_Diag288Watchdog_To_virtualization_Diag288Watchdog(in *Diag288Watchdog, out *virtualization.Diag288Watchdog, s conversion.Scope) error {
+	return autoConvert_v1_Diag288Watchdog_To_virtualization_Diag288Watchdog(in, out, s)
+}
+
+func autoConvert_virtualization_Diag288Watchdog_To_v1_Diag288Watchdog(in *virtualization.Diag288Watchdog, out *Diag288Watchdog, s conversion.Scope) error {
+	*out = *(*Diag288Watchdog)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Diag288Watchdog_To_v1_Diag288Watchdog is an autogenerated conversion function.
+func Convert_virtualization_Diag288Watchdog_To_v1_Diag288Watchdog(in *virtualization.Diag288Watchdog, out *Diag288Watchdog, s conversion.Scope) error {
+	return autoConvert_virtualization_Diag288Watchdog_To_v1_Diag288Watchdog(in, out, s)
 }
 
 func autoConvert_v1_Disk_To_virtualization_Disk(in *Disk, out *virtualization.Disk, s conversion.Scope) error {
@@ -863,6 +2649,26 @@ func Convert_virtualization_DiskDevice_To_v1_DiskDevice(in *virtualization.DiskD
 	return autoConvert_virtualization_DiskDevice_To_v1_DiskDevice(in, out, s)
 }
 
+func autoConvert_v1_DiskIOThreads_To_virtualization_DiskIOThreads(in *DiskIOThreads, out *virtualization.DiskIOThreads, s conversion.Scope) error {
+	*out = *(*virtualization.DiskIOThreads)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DiskIOThreads_To_virtualization_DiskIOThreads is an autogenerated conversion function.
+func Convert_v1_DiskIOThreads_To_virtualization_DiskIOThreads(in *DiskIOThreads, out *virtualization.DiskIOThreads, s conversion.Scope) error {
+	return autoConvert_v1_DiskIOThreads_To_virtualization_DiskIOThreads(in, out, s)
+}
+
+func autoConvert_virtualization_DiskIOThreads_To_v1_DiskIOThreads(in *virtualization.DiskIOThreads, out *DiskIOThreads, s conversion.Scope) error {
+	*out = *(*DiskIOThreads)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DiskIOThreads_To_v1_DiskIOThreads is an autogenerated conversion function.
+func Convert_virtualization_DiskIOThreads_To_v1_DiskIOThreads(in *virtualization.DiskIOThreads, out *DiskIOThreads, s conversion.Scope) error {
+	return autoConvert_virtualization_DiskIOThreads_To_v1_DiskIOThreads(in, out, s)
+}
+
 func autoConvert_v1_DiskTarget_To_virtualization_DiskTarget(in *DiskTarget, out *virtualization.DiskTarget, s conversion.Scope) error {
 	*out = *(*virtualization.DiskTarget)(unsafe.Pointer(in))
 	return nil
@@ -883,17 +2689,28 @@ func Convert_virtualization_DiskTarget_To_v1_DiskTarget(in *virtualization.DiskT
 	return autoConvert_virtualization_DiskTarget_To_v1_DiskTarget(in, out, s)
 }
 
+func autoConvert_v1_DomainMemoryDumpInfo_To_virtualization_DomainMemoryDumpInfo(in *DomainMemoryDumpInfo, out *virtualization.DomainMemoryDumpInfo, s conversion.Scope) error {
+	*out = *(*virtualization.DomainMemoryDumpInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DomainMemoryDumpInfo_To_virtualization_DomainMemoryDumpInfo is an autogenerated conversion function.
+func Convert_v1_DomainMemoryDumpInfo_To_virtualization_DomainMemoryDumpInfo(in *DomainMemoryDumpInfo, out *virtualization.DomainMemoryDumpInfo, s conversion.Scope) error {
+	return autoConvert_v1_DomainMemoryDumpInfo_To_virtualization_DomainMemoryDumpInfo(in, out, s)
+}
+
+func autoConvert_virtualization_DomainMemoryDumpInfo_To_v1_DomainMemoryDumpInfo(in *virtualization.DomainMemoryDumpInfo, out *DomainMemoryDumpInfo, s conversion.Scope) error {
+	*out = *(*DomainMemoryDumpInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DomainMemoryDumpInfo_To_v1_DomainMemoryDumpInfo is an autogenerated conversion function.
+func Convert_virtualization_DomainMemoryDumpInfo_To_v1_DomainMemoryDumpInfo(in *virtualization.DomainMemoryDumpInfo, out *DomainMemoryDumpInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_DomainMemoryDumpInfo_To_v1_DomainMemoryDumpInfo(in, out, s)
+}
+
 func autoConvert_v1_DomainSpec_To_virtualization_DomainSpec(in *DomainSpec, out *virtualization.DomainSpec, s conversion.Scope) error {
-	if err := Convert_v1_ResourceRequirements_To_virtualization_ResourceRequirements(&in.Resources, &out.Resources, s); err != nil {
-		return err
-	}
-	out.CPU = (*virtualization.CPU)(unsafe.Pointer(in.CPU))
-	out.Memory = (*virtualization.Memory)(unsafe.Pointer(in.Memory))
-	out.Machine = (*virtualization.Machine)(unsafe.Pointer(in.Machine))
-	out.Firmware = (*virtualization.Firmware)(unsafe.Pointer(in.Firmware))
-	if err := Convert_v1_Devices_To_virtualization_Devices(&in.Devices, &out.Devices, s); err != nil {
-		return err
-	}
+	*out = *(*virtualization.DomainSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -903,22 +2720,93 @@ func Convert_v1_DomainSpec_To_virtualization_DomainSpec(in *DomainSpec, out *vir
 }
 
 func autoConvert_virtualization_DomainSpec_To_v1_DomainSpec(in *virtualization.DomainSpec, out *DomainSpec, s conversion.Scope) error {
-	if err := Convert_virtualization_ResourceRequirements_To_v1_ResourceRequirements(&in.Resources, &out.Resources, s); err != nil {
-		return err
-	}
-	out.CPU = (*CPU)(unsafe.Pointer(in.CPU))
-	out.Memory = (*Memory)(unsafe.Pointer(in.Memory))
-	out.Machine = (*Machine)(unsafe.Pointer(in.Machine))
-	out.Firmware = (*Firmware)(unsafe.Pointer(in.Firmware))
-	if err := Convert_virtualization_Devices_To_v1_Devices(&in.Devices, &out.Devices, s); err != nil {
-		return err
-	}
+	*out = *(*DomainSpec)(unsafe.Pointer(in))
 	return nil
 }
 
 // Convert_virtualization_DomainSpec_To_v1_DomainSpec is an autogenerated conversion function.
 func Convert_virtualization_DomainSpec_To_v1_DomainSpec(in *virtualization.DomainSpec, out *DomainSpec, s conversion.Scope) error {
 	return autoConvert_virtualization_DomainSpec_To_v1_DomainSpec(in, out, s)
+}
+
+func autoConvert_v1_DowntimeTuningOptions_To_virtualization_DowntimeTuningOptions(in *DowntimeTuningOptions, out *virtualization.DowntimeTuningOptions, s conversion.Scope) error {
+	*out = *(*virtualization.DowntimeTuningOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DowntimeTuningOptions_To_virtualization_DowntimeTuningOptions is an autogenerated conversion function.
+func Convert_v1_DowntimeTuningOptions_To_virtualization_DowntimeTuningOptions(in *DowntimeTuningOptions, out *virtualization.DowntimeTuningOptions, s conversion.Scope) error {
+	return autoConvert_v1_DowntimeTuningOptions_To_virtualization_DowntimeTuningOptions(in, out, s)
+}
+
+func autoConvert_virtualization_DowntimeTuningOptions_To_v1_DowntimeTuningOptions(in *virtualization.DowntimeTuningOptions, out *DowntimeTuningOptions, s conversion.Scope) error {
+	*out = *(*DowntimeTuningOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DowntimeTuningOptions_To_v1_DowntimeTuningOptions is an autogenerated conversion function.
+func Convert_virtualization_DowntimeTuningOptions_To_v1_DowntimeTuningOptions(in *virtualization.DowntimeTuningOptions, out *DowntimeTuningOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_DowntimeTuningOptions_To_v1_DowntimeTuningOptions(in, out, s)
+}
+
+func autoConvert_v1_DownwardAPIVolumeSource_To_virtualization_DownwardAPIVolumeSource(in *DownwardAPIVolumeSource, out *virtualization.DownwardAPIVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.DownwardAPIVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DownwardAPIVolumeSource_To_virtualization_DownwardAPIVolumeSource is an autogenerated conversion function.
+func Convert_v1_DownwardAPIVolumeSource_To_virtualization_DownwardAPIVolumeSource(in *DownwardAPIVolumeSource, out *virtualization.DownwardAPIVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_DownwardAPIVolumeSource_To_virtualization_DownwardAPIVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_DownwardAPIVolumeSource_To_v1_DownwardAPIVolumeSource(in *virtualization.DownwardAPIVolumeSource, out *DownwardAPIVolumeSource, s conversion.Scope) error {
+	*out = *(*DownwardAPIVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DownwardAPIVolumeSource_To_v1_DownwardAPIVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_DownwardAPIVolumeSource_To_v1_DownwardAPIVolumeSource(in *virtualization.DownwardAPIVolumeSource, out *DownwardAPIVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_DownwardAPIVolumeSource_To_v1_DownwardAPIVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_DownwardMetrics_To_virtualization_DownwardMetrics(in *DownwardMetrics, out *virtualization.DownwardMetrics, s conversion.Scope) error {
+	*out = *(*virtualization.DownwardMetrics)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DownwardMetrics_To_virtualization_DownwardMetrics is an autogenerated conversion function.
+func Convert_v1_DownwardMetrics_To_virtualization_DownwardMetrics(in *DownwardMetrics, out *virtualization.DownwardMetrics, s conversion.Scope) error {
+	return autoConvert_v1_DownwardMetrics_To_virtualization_DownwardMetrics(in, out, s)
+}
+
+func autoConvert_virtualization_DownwardMetrics_To_v1_DownwardMetrics(in *virtualization.DownwardMetrics, out *DownwardMetrics, s conversion.Scope) error {
+	*out = *(*DownwardMetrics)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DownwardMetrics_To_v1_DownwardMetrics is an autogenerated conversion function.
+func Convert_virtualization_DownwardMetrics_To_v1_DownwardMetrics(in *virtualization.DownwardMetrics, out *DownwardMetrics, s conversion.Scope) error {
+	return autoConvert_virtualization_DownwardMetrics_To_v1_DownwardMetrics(in, out, s)
+}
+
+func autoConvert_v1_DownwardMetricsVolumeSource_To_virtualization_DownwardMetricsVolumeSource(in *DownwardMetricsVolumeSource, out *virtualization.DownwardMetricsVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.DownwardMetricsVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DownwardMetricsVolumeSource_To_virtualization_DownwardMetricsVolumeSource is an autogenerated conversion function.
+func Convert_v1_DownwardMetricsVolumeSource_To_virtualization_DownwardMetricsVolumeSource(in *DownwardMetricsVolumeSource, out *virtualization.DownwardMetricsVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_DownwardMetricsVolumeSource_To_virtualization_DownwardMetricsVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_DownwardMetricsVolumeSource_To_v1_DownwardMetricsVolumeSource(in *virtualization.DownwardMetricsVolumeSource, out *DownwardMetricsVolumeSource, s conversion.Scope) error {
+	*out = *(*DownwardMetricsVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DownwardMetricsVolumeSource_To_v1_DownwardMetricsVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_DownwardMetricsVolumeSource_To_v1_DownwardMetricsVolumeSource(in *virtualization.DownwardMetricsVolumeSource, out *DownwardMetricsVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_DownwardMetricsVolumeSource_To_v1_DownwardMetricsVolumeSource(in, out, s)
 }
 
 func autoConvert_v1_EFI_To_virtualization_EFI(in *EFI, out *virtualization.EFI, s conversion.Scope) error {
@@ -961,6 +2849,226 @@ func Convert_virtualization_EmptyDiskSource_To_v1_EmptyDiskSource(in *virtualiza
 	return autoConvert_virtualization_EmptyDiskSource_To_v1_EmptyDiskSource(in, out, s)
 }
 
+func autoConvert_v1_EphemeralVolumeSource_To_virtualization_EphemeralVolumeSource(in *EphemeralVolumeSource, out *virtualization.EphemeralVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.EphemeralVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_EphemeralVolumeSource_To_virtualization_EphemeralVolumeSource is an autogenerated conversion function.
+func Convert_v1_EphemeralVolumeSource_To_virtualization_EphemeralVolumeSource(in *EphemeralVolumeSource, out *virtualization.EphemeralVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_EphemeralVolumeSource_To_virtualization_EphemeralVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_EphemeralVolumeSource_To_v1_EphemeralVolumeSource(in *virtualization.EphemeralVolumeSource, out *EphemeralVolumeSource, s conversion.Scope) error {
+	*out = *(*EphemeralVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_EphemeralVolumeSource_To_v1_EphemeralVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_EphemeralVolumeSource_To_v1_EphemeralVolumeSource(in *virtualization.EphemeralVolumeSource, out *EphemeralVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_EphemeralVolumeSource_To_v1_EphemeralVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_ExperimentalMigrationOptions_To_virtualization_ExperimentalMigrationOptions(in *ExperimentalMigrationOptions, out *virtualization.ExperimentalMigrationOptions, s conversion.Scope) error {
+	*out = *(*virtualization.ExperimentalMigrationOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ExperimentalMigrationOptions_To_virtualization_ExperimentalMigrationOptions is an autogenerated conversion function.
+func Convert_v1_ExperimentalMigrationOptions_To_virtualization_ExperimentalMigrationOptions(in *ExperimentalMigrationOptions, out *virtualization.ExperimentalMigrationOptions, s conversion.Scope) error {
+	return autoConvert_v1_ExperimentalMigrationOptions_To_virtualization_ExperimentalMigrationOptions(in, out, s)
+}
+
+func autoConvert_virtualization_ExperimentalMigrationOptions_To_v1_ExperimentalMigrationOptions(in *virtualization.ExperimentalMigrationOptions, out *ExperimentalMigrationOptions, s conversion.Scope) error {
+	*out = *(*ExperimentalMigrationOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ExperimentalMigrationOptions_To_v1_ExperimentalMigrationOptions is an autogenerated conversion function.
+func Convert_virtualization_ExperimentalMigrationOptions_To_v1_ExperimentalMigrationOptions(in *virtualization.ExperimentalMigrationOptions, out *ExperimentalMigrationOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_ExperimentalMigrationOptions_To_v1_ExperimentalMigrationOptions(in, out, s)
+}
+
+func autoConvert_v1_FeatureAPIC_To_virtualization_FeatureAPIC(in *FeatureAPIC, out *virtualization.FeatureAPIC, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureAPIC)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureAPIC_To_virtualization_FeatureAPIC is an autogenerated conversion function.
+func Convert_v1_FeatureAPIC_To_virtualization_FeatureAPIC(in *FeatureAPIC, out *virtualization.FeatureAPIC, s conversion.Scope) error {
+	return autoConvert_v1_FeatureAPIC_To_virtualization_FeatureAPIC(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureAPIC_To_v1_FeatureAPIC(in *virtualization.FeatureAPIC, out *FeatureAPIC, s conversion.Scope) error {
+	*out = *(*FeatureAPIC)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureAPIC_To_v1_FeatureAPIC is an autogenerated conversion function.
+func Convert_virtualization_FeatureAPIC_To_v1_FeatureAPIC(in *virtualization.FeatureAPIC, out *FeatureAPIC, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureAPIC_To_v1_FeatureAPIC(in, out, s)
+}
+
+func autoConvert_v1_FeatureHyperv_To_virtualization_FeatureHyperv(in *FeatureHyperv, out *virtualization.FeatureHyperv, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureHyperv)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureHyperv_To_virtualization_FeatureHyperv is an autogenerated conversion function.
+func Convert_v1_FeatureHyperv_To_virtualization_FeatureHyperv(in *FeatureHyperv, out *virtualization.FeatureHyperv, s conversion.Scope) error {
+	return autoConvert_v1_FeatureHyperv_To_virtualization_FeatureHyperv(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureHyperv_To_v1_FeatureHyperv(in *virtualization.FeatureHyperv, out *FeatureHyperv, s conversion.Scope) error {
+	*out = *(*FeatureHyperv)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureHyperv_To_v1_FeatureHyperv is an autogenerated conversion function.
+func Convert_virtualization_FeatureHyperv_To_v1_FeatureHyperv(in *virtualization.FeatureHyperv, out *FeatureHyperv, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureHyperv_To_v1_FeatureHyperv(in, out, s)
+}
+
+func autoConvert_v1_FeatureKVM_To_virtualization_FeatureKVM(in *FeatureKVM, out *virtualization.FeatureKVM, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureKVM)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureKVM_To_virtualization_FeatureKVM is an autogenerated conversion function.
+func Convert_v1_FeatureKVM_To_virtualization_FeatureKVM(in *FeatureKVM, out *virtualization.FeatureKVM, s conversion.Scope) error {
+	return autoConvert_v1_FeatureKVM_To_virtualization_FeatureKVM(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureKVM_To_v1_FeatureKVM(in *virtualization.FeatureKVM, out *FeatureKVM, s conversion.Scope) error {
+	*out = *(*FeatureKVM)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureKVM_To_v1_FeatureKVM is an autogenerated conversion function.
+func Convert_virtualization_FeatureKVM_To_v1_FeatureKVM(in *virtualization.FeatureKVM, out *FeatureKVM, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureKVM_To_v1_FeatureKVM(in, out, s)
+}
+
+func autoConvert_v1_FeatureSpinlocks_To_virtualization_FeatureSpinlocks(in *FeatureSpinlocks, out *virtualization.FeatureSpinlocks, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureSpinlocks)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureSpinlocks_To_virtualization_FeatureSpinlocks is an autogenerated conversion function.
+func Convert_v1_FeatureSpinlocks_To_virtualization_FeatureSpinlocks(in *FeatureSpinlocks, out *virtualization.FeatureSpinlocks, s conversion.Scope) error {
+	return autoConvert_v1_FeatureSpinlocks_To_virtualization_FeatureSpinlocks(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureSpinlocks_To_v1_FeatureSpinlocks(in *virtualization.FeatureSpinlocks, out *FeatureSpinlocks, s conversion.Scope) error {
+	*out = *(*FeatureSpinlocks)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureSpinlocks_To_v1_FeatureSpinlocks is an autogenerated conversion function.
+func Convert_virtualization_FeatureSpinlocks_To_v1_FeatureSpinlocks(in *virtualization.FeatureSpinlocks, out *FeatureSpinlocks, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureSpinlocks_To_v1_FeatureSpinlocks(in, out, s)
+}
+
+func autoConvert_v1_FeatureState_To_virtualization_FeatureState(in *FeatureState, out *virtualization.FeatureState, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureState_To_virtualization_FeatureState is an autogenerated conversion function.
+func Convert_v1_FeatureState_To_virtualization_FeatureState(in *FeatureState, out *virtualization.FeatureState, s conversion.Scope) error {
+	return autoConvert_v1_FeatureState_To_virtualization_FeatureState(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureState_To_v1_FeatureState(in *virtualization.FeatureState, out *FeatureState, s conversion.Scope) error {
+	*out = *(*FeatureState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureState_To_v1_FeatureState is an autogenerated conversion function.
+func Convert_virtualization_FeatureState_To_v1_FeatureState(in *virtualization.FeatureState, out *FeatureState, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureState_To_v1_FeatureState(in, out, s)
+}
+
+func autoConvert_v1_FeatureVendorID_To_virtualization_FeatureVendorID(in *FeatureVendorID, out *virtualization.FeatureVendorID, s conversion.Scope) error {
+	*out = *(*virtualization.FeatureVendorID)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FeatureVendorID_To_virtualization_FeatureVendorID is an autogenerated conversion function.
+func Convert_v1_FeatureVendorID_To_virtualization_FeatureVendorID(in *FeatureVendorID, out *virtualization.FeatureVendorID, s conversion.Scope) error {
+	return autoConvert_v1_FeatureVendorID_To_virtualization_FeatureVendorID(in, out, s)
+}
+
+func autoConvert_virtualization_FeatureVendorID_To_v1_FeatureVendorID(in *virtualization.FeatureVendorID, out *FeatureVendorID, s conversion.Scope) error {
+	*out = *(*FeatureVendorID)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FeatureVendorID_To_v1_FeatureVendorID is an autogenerated conversion function.
+func Convert_virtualization_FeatureVendorID_To_v1_FeatureVendorID(in *virtualization.FeatureVendorID, out *FeatureVendorID, s conversion.Scope) error {
+	return autoConvert_virtualization_FeatureVendorID_To_v1_FeatureVendorID(in, out, s)
+}
+
+func autoConvert_v1_Features_To_virtualization_Features(in *Features, out *virtualization.Features, s conversion.Scope) error {
+	*out = *(*virtualization.Features)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Features_To_virtualization_Features is an autogenerated conversion function.
+func Convert_v1_Features_To_virtualization_Features(in *Features, out *virtualization.Features, s conversion.Scope) error {
+	return autoConvert_v1_Features_To_virtualization_Features(in, out, s)
+}
+
+func autoConvert_virtualization_Features_To_v1_Features(in *virtualization.Features, out *Features, s conversion.Scope) error {
+	*out = *(*Features)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Features_To_v1_Features is an autogenerated conversion function.
+func Convert_virtualization_Features_To_v1_Features(in *virtualization.Features, out *Features, s conversion.Scope) error {
+	return autoConvert_virtualization_Features_To_v1_Features(in, out, s)
+}
+
+func autoConvert_v1_Filesystem_To_virtualization_Filesystem(in *Filesystem, out *virtualization.Filesystem, s conversion.Scope) error {
+	*out = *(*virtualization.Filesystem)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Filesystem_To_virtualization_Filesystem is an autogenerated conversion function.
+func Convert_v1_Filesystem_To_virtualization_Filesystem(in *Filesystem, out *virtualization.Filesystem, s conversion.Scope) error {
+	return autoConvert_v1_Filesystem_To_virtualization_Filesystem(in, out, s)
+}
+
+func autoConvert_virtualization_Filesystem_To_v1_Filesystem(in *virtualization.Filesystem, out *Filesystem, s conversion.Scope) error {
+	*out = *(*Filesystem)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Filesystem_To_v1_Filesystem is an autogenerated conversion function.
+func Convert_virtualization_Filesystem_To_v1_Filesystem(in *virtualization.Filesystem, out *Filesystem, s conversion.Scope) error {
+	return autoConvert_virtualization_Filesystem_To_v1_Filesystem(in, out, s)
+}
+
+func autoConvert_v1_FilesystemVirtiofs_To_virtualization_FilesystemVirtiofs(in *FilesystemVirtiofs, out *virtualization.FilesystemVirtiofs, s conversion.Scope) error {
+	*out = *(*virtualization.FilesystemVirtiofs)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FilesystemVirtiofs_To_virtualization_FilesystemVirtiofs is an autogenerated conversion function.
+func Convert_v1_FilesystemVirtiofs_To_virtualization_FilesystemVirtiofs(in *FilesystemVirtiofs, out *virtualization.FilesystemVirtiofs, s conversion.Scope) error {
+	return autoConvert_v1_FilesystemVirtiofs_To_virtualization_FilesystemVirtiofs(in, out, s)
+}
+
+func autoConvert_virtualization_FilesystemVirtiofs_To_v1_FilesystemVirtiofs(in *virtualization.FilesystemVirtiofs, out *FilesystemVirtiofs, s conversion.Scope) error {
+	*out = *(*FilesystemVirtiofs)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FilesystemVirtiofs_To_v1_FilesystemVirtiofs is an autogenerated conversion function.
+func Convert_virtualization_FilesystemVirtiofs_To_v1_FilesystemVirtiofs(in *virtualization.FilesystemVirtiofs, out *FilesystemVirtiofs, s conversion.Scope) error {
+	return autoConvert_virtualization_FilesystemVirtiofs_To_v1_FilesystemVirtiofs(in, out, s)
+}
+
 func autoConvert_v1_Firmware_To_virtualization_Firmware(in *Firmware, out *virtualization.Firmware, s conversion.Scope) error {
 	*out = *(*virtualization.Firmware)(unsafe.Pointer(in))
 	return nil
@@ -981,6 +3089,226 @@ func Convert_virtualization_Firmware_To_v1_Firmware(in *virtualization.Firmware,
 	return autoConvert_virtualization_Firmware_To_v1_Firmware(in, out, s)
 }
 
+func autoConvert_v1_GPU_To_virtualization_GPU(in *GPU, out *virtualization.GPU, s conversion.Scope) error {
+	*out = *(*virtualization.GPU)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_GPU_To_virtualization_GPU is an autogenerated conversion function.
+func Convert_v1_GPU_To_virtualization_GPU(in *GPU, out *virtualization.GPU, s conversion.Scope) error {
+	return autoConvert_v1_GPU_To_virtualization_GPU(in, out, s)
+}
+
+func autoConvert_virtualization_GPU_To_v1_GPU(in *virtualization.GPU, out *GPU, s conversion.Scope) error {
+	*out = *(*GPU)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_GPU_To_v1_GPU is an autogenerated conversion function.
+func Convert_virtualization_GPU_To_v1_GPU(in *virtualization.GPU, out *GPU, s conversion.Scope) error {
+	return autoConvert_virtualization_GPU_To_v1_GPU(in, out, s)
+}
+
+func autoConvert_v1_GuestAgentPing_To_virtualization_GuestAgentPing(in *GuestAgentPing, out *virtualization.GuestAgentPing, s conversion.Scope) error {
+	*out = *(*virtualization.GuestAgentPing)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_GuestAgentPing_To_virtualization_GuestAgentPing is an autogenerated conversion function.
+func Convert_v1_GuestAgentPing_To_virtualization_GuestAgentPing(in *GuestAgentPing, out *virtualization.GuestAgentPing, s conversion.Scope) error {
+	return autoConvert_v1_GuestAgentPing_To_virtualization_GuestAgentPing(in, out, s)
+}
+
+func autoConvert_virtualization_GuestAgentPing_To_v1_GuestAgentPing(in *virtualization.GuestAgentPing, out *GuestAgentPing, s conversion.Scope) error {
+	*out = *(*GuestAgentPing)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_GuestAgentPing_To_v1_GuestAgentPing is an autogenerated conversion function.
+func Convert_virtualization_GuestAgentPing_To_v1_GuestAgentPing(in *virtualization.GuestAgentPing, out *GuestAgentPing, s conversion.Scope) error {
+	return autoConvert_virtualization_GuestAgentPing_To_v1_GuestAgentPing(in, out, s)
+}
+
+func autoConvert_v1_HPETTimer_To_virtualization_HPETTimer(in *HPETTimer, out *virtualization.HPETTimer, s conversion.Scope) error {
+	*out = *(*virtualization.HPETTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HPETTimer_To_virtualization_HPETTimer is an autogenerated conversion function.
+func Convert_v1_HPETTimer_To_virtualization_HPETTimer(in *HPETTimer, out *virtualization.HPETTimer, s conversion.Scope) error {
+	return autoConvert_v1_HPETTimer_To_virtualization_HPETTimer(in, out, s)
+}
+
+func autoConvert_virtualization_HPETTimer_To_v1_HPETTimer(in *virtualization.HPETTimer, out *HPETTimer, s conversion.Scope) error {
+	*out = *(*HPETTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HPETTimer_To_v1_HPETTimer is an autogenerated conversion function.
+func Convert_virtualization_HPETTimer_To_v1_HPETTimer(in *virtualization.HPETTimer, out *HPETTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_HPETTimer_To_v1_HPETTimer(in, out, s)
+}
+
+func autoConvert_v1_Handler_To_virtualization_Handler(in *Handler, out *virtualization.Handler, s conversion.Scope) error {
+	*out = *(*virtualization.Handler)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Handler_To_virtualization_Handler is an autogenerated conversion function.
+func Convert_v1_Handler_To_virtualization_Handler(in *Handler, out *virtualization.Handler, s conversion.Scope) error {
+	return autoConvert_v1_Handler_To_virtualization_Handler(in, out, s)
+}
+
+func autoConvert_virtualization_Handler_To_v1_Handler(in *virtualization.Handler, out *Handler, s conversion.Scope) error {
+	*out = *(*Handler)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Handler_To_v1_Handler is an autogenerated conversion function.
+func Convert_virtualization_Handler_To_v1_Handler(in *virtualization.Handler, out *Handler, s conversion.Scope) error {
+	return autoConvert_virtualization_Handler_To_v1_Handler(in, out, s)
+}
+
+func autoConvert_v1_HostDevice_To_virtualization_HostDevice(in *HostDevice, out *virtualization.HostDevice, s conversion.Scope) error {
+	*out = *(*virtualization.HostDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HostDevice_To_virtualization_HostDevice is an autogenerated conversion function.
+func Convert_v1_HostDevice_To_virtualization_HostDevice(in *HostDevice, out *virtualization.HostDevice, s conversion.Scope) error {
+	return autoConvert_v1_HostDevice_To_virtualization_HostDevice(in, out, s)
+}
+
+func autoConvert_virtualization_HostDevice_To_v1_HostDevice(in *virtualization.HostDevice, out *HostDevice, s conversion.Scope) error {
+	*out = *(*HostDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HostDevice_To_v1_HostDevice is an autogenerated conversion function.
+func Convert_virtualization_HostDevice_To_v1_HostDevice(in *virtualization.HostDevice, out *HostDevice, s conversion.Scope) error {
+	return autoConvert_virtualization_HostDevice_To_v1_HostDevice(in, out, s)
+}
+
+func autoConvert_v1_HostDisk_To_virtualization_HostDisk(in *HostDisk, out *virtualization.HostDisk, s conversion.Scope) error {
+	*out = *(*virtualization.HostDisk)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HostDisk_To_virtualization_HostDisk is an autogenerated conversion function.
+func Convert_v1_HostDisk_To_virtualization_HostDisk(in *HostDisk, out *virtualization.HostDisk, s conversion.Scope) error {
+	return autoConvert_v1_HostDisk_To_virtualization_HostDisk(in, out, s)
+}
+
+func autoConvert_virtualization_HostDisk_To_v1_HostDisk(in *virtualization.HostDisk, out *HostDisk, s conversion.Scope) error {
+	*out = *(*HostDisk)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HostDisk_To_v1_HostDisk is an autogenerated conversion function.
+func Convert_virtualization_HostDisk_To_v1_HostDisk(in *virtualization.HostDisk, out *HostDisk, s conversion.Scope) error {
+	return autoConvert_virtualization_HostDisk_To_v1_HostDisk(in, out, s)
+}
+
+func autoConvert_v1_HotplugVolumeSource_To_virtualization_HotplugVolumeSource(in *HotplugVolumeSource, out *virtualization.HotplugVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.HotplugVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HotplugVolumeSource_To_virtualization_HotplugVolumeSource is an autogenerated conversion function.
+func Convert_v1_HotplugVolumeSource_To_virtualization_HotplugVolumeSource(in *HotplugVolumeSource, out *virtualization.HotplugVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_HotplugVolumeSource_To_virtualization_HotplugVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_HotplugVolumeSource_To_v1_HotplugVolumeSource(in *virtualization.HotplugVolumeSource, out *HotplugVolumeSource, s conversion.Scope) error {
+	*out = *(*HotplugVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HotplugVolumeSource_To_v1_HotplugVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_HotplugVolumeSource_To_v1_HotplugVolumeSource(in *virtualization.HotplugVolumeSource, out *HotplugVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_HotplugVolumeSource_To_v1_HotplugVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_HotplugVolumeStatus_To_virtualization_HotplugVolumeStatus(in *HotplugVolumeStatus, out *virtualization.HotplugVolumeStatus, s conversion.Scope) error {
+	*out = *(*virtualization.HotplugVolumeStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HotplugVolumeStatus_To_virtualization_HotplugVolumeStatus is an autogenerated conversion function.
+func Convert_v1_HotplugVolumeStatus_To_virtualization_HotplugVolumeStatus(in *HotplugVolumeStatus, out *virtualization.HotplugVolumeStatus, s conversion.Scope) error {
+	return autoConvert_v1_HotplugVolumeStatus_To_virtualization_HotplugVolumeStatus(in, out, s)
+}
+
+func autoConvert_virtualization_HotplugVolumeStatus_To_v1_HotplugVolumeStatus(in *virtualization.HotplugVolumeStatus, out *HotplugVolumeStatus, s conversion.Scope) error {
+	*out = *(*HotplugVolumeStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HotplugVolumeStatus_To_v1_HotplugVolumeStatus is an autogenerated conversion function.
+func Convert_virtualization_HotplugVolumeStatus_To_v1_HotplugVolumeStatus(in *virtualization.HotplugVolumeStatus, out *HotplugVolumeStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_HotplugVolumeStatus_To_v1_HotplugVolumeStatus(in, out, s)
+}
+
+func autoConvert_v1_Hugepages_To_virtualization_Hugepages(in *Hugepages, out *virtualization.Hugepages, s conversion.Scope) error {
+	*out = *(*virtualization.Hugepages)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Hugepages_To_virtualization_Hugepages is an autogenerated conversion function.
+func Convert_v1_Hugepages_To_virtualization_Hugepages(in *Hugepages, out *virtualization.Hugepages, s conversion.Scope) error {
+	return autoConvert_v1_Hugepages_To_virtualization_Hugepages(in, out, s)
+}
+
+func autoConvert_virtualization_Hugepages_To_v1_Hugepages(in *virtualization.Hugepages, out *Hugepages, s conversion.Scope) error {
+	*out = *(*Hugepages)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Hugepages_To_v1_Hugepages is an autogenerated conversion function.
+func Convert_virtualization_Hugepages_To_v1_Hugepages(in *virtualization.Hugepages, out *Hugepages, s conversion.Scope) error {
+	return autoConvert_virtualization_Hugepages_To_v1_Hugepages(in, out, s)
+}
+
+func autoConvert_v1_HyperVPassthrough_To_virtualization_HyperVPassthrough(in *HyperVPassthrough, out *virtualization.HyperVPassthrough, s conversion.Scope) error {
+	*out = *(*virtualization.HyperVPassthrough)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HyperVPassthrough_To_virtualization_HyperVPassthrough is an autogenerated conversion function.
+func Convert_v1_HyperVPassthrough_To_virtualization_HyperVPassthrough(in *HyperVPassthrough, out *virtualization.HyperVPassthrough, s conversion.Scope) error {
+	return autoConvert_v1_HyperVPassthrough_To_virtualization_HyperVPassthrough(in, out, s)
+}
+
+func autoConvert_virtualization_HyperVPassthrough_To_v1_HyperVPassthrough(in *virtualization.HyperVPassthrough, out *HyperVPassthrough, s conversion.Scope) error {
+	*out = *(*HyperVPassthrough)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HyperVPassthrough_To_v1_HyperVPassthrough is an autogenerated conversion function.
+func Convert_virtualization_HyperVPassthrough_To_v1_HyperVPassthrough(in *virtualization.HyperVPassthrough, out *HyperVPassthrough, s conversion.Scope) error {
+	return autoConvert_virtualization_HyperVPassthrough_To_v1_HyperVPassthrough(in, out, s)
+}
+
+func autoConvert_v1_HypervTimer_To_virtualization_HypervTimer(in *HypervTimer, out *virtualization.HypervTimer, s conversion.Scope) error {
+	*out = *(*virtualization.HypervTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_HypervTimer_To_virtualization_HypervTimer is an autogenerated conversion function.
+func Convert_v1_HypervTimer_To_virtualization_HypervTimer(in *HypervTimer, out *virtualization.HypervTimer, s conversion.Scope) error {
+	return autoConvert_v1_HypervTimer_To_virtualization_HypervTimer(in, out, s)
+}
+
+func autoConvert_virtualization_HypervTimer_To_v1_HypervTimer(in *virtualization.HypervTimer, out *HypervTimer, s conversion.Scope) error {
+	*out = *(*HypervTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_HypervTimer_To_v1_HypervTimer is an autogenerated conversion function.
+func Convert_virtualization_HypervTimer_To_v1_HypervTimer(in *virtualization.HypervTimer, out *HypervTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_HypervTimer_To_v1_HypervTimer(in, out, s)
+}
+
 func autoConvert_v1_I6300ESBWatchdog_To_virtualization_I6300ESBWatchdog(in *I6300ESBWatchdog, out *virtualization.I6300ESBWatchdog, s conversion.Scope) error {
 	*out = *(*virtualization.I6300ESBWatchdog)(unsafe.Pointer(in))
 	return nil
@@ -999,6 +3327,46 @@ func autoConvert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in *virt
 // Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog is an autogenerated conversion function.
 func Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in *virtualization.I6300ESBWatchdog, out *I6300ESBWatchdog, s conversion.Scope) error {
 	return autoConvert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in, out, s)
+}
+
+func autoConvert_v1_InitrdInfo_To_virtualization_InitrdInfo(in *InitrdInfo, out *virtualization.InitrdInfo, s conversion.Scope) error {
+	*out = *(*virtualization.InitrdInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InitrdInfo_To_virtualization_InitrdInfo is an autogenerated conversion function.
+func Convert_v1_InitrdInfo_To_virtualization_InitrdInfo(in *InitrdInfo, out *virtualization.InitrdInfo, s conversion.Scope) error {
+	return autoConvert_v1_InitrdInfo_To_virtualization_InitrdInfo(in, out, s)
+}
+
+func autoConvert_virtualization_InitrdInfo_To_v1_InitrdInfo(in *virtualization.InitrdInfo, out *InitrdInfo, s conversion.Scope) error {
+	*out = *(*InitrdInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InitrdInfo_To_v1_InitrdInfo is an autogenerated conversion function.
+func Convert_virtualization_InitrdInfo_To_v1_InitrdInfo(in *virtualization.InitrdInfo, out *InitrdInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_InitrdInfo_To_v1_InitrdInfo(in, out, s)
+}
+
+func autoConvert_v1_Input_To_virtualization_Input(in *Input, out *virtualization.Input, s conversion.Scope) error {
+	*out = *(*virtualization.Input)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Input_To_virtualization_Input is an autogenerated conversion function.
+func Convert_v1_Input_To_virtualization_Input(in *Input, out *virtualization.Input, s conversion.Scope) error {
+	return autoConvert_v1_Input_To_virtualization_Input(in, out, s)
+}
+
+func autoConvert_virtualization_Input_To_v1_Input(in *virtualization.Input, out *Input, s conversion.Scope) error {
+	*out = *(*Input)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Input_To_v1_Input is an autogenerated conversion function.
+func Convert_virtualization_Input_To_v1_Input(in *virtualization.Input, out *Input, s conversion.Scope) error {
+	return autoConvert_virtualization_Input_To_v1_Input(in, out, s)
 }
 
 func autoConvert_v1_Interface_To_virtualization_Interface(in *Interface, out *virtualization.Interface, s conversion.Scope) error {
@@ -1081,6 +3449,66 @@ func Convert_virtualization_InterfaceMasquerade_To_v1_InterfaceMasquerade(in *vi
 	return autoConvert_virtualization_InterfaceMasquerade_To_v1_InterfaceMasquerade(in, out, s)
 }
 
+func autoConvert_v1_InterfacePasstBinding_To_virtualization_InterfacePasstBinding(in *InterfacePasstBinding, out *virtualization.InterfacePasstBinding, s conversion.Scope) error {
+	*out = *(*virtualization.InterfacePasstBinding)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InterfacePasstBinding_To_virtualization_InterfacePasstBinding is an autogenerated conversion function.
+func Convert_v1_InterfacePasstBinding_To_virtualization_InterfacePasstBinding(in *InterfacePasstBinding, out *virtualization.InterfacePasstBinding, s conversion.Scope) error {
+	return autoConvert_v1_InterfacePasstBinding_To_virtualization_InterfacePasstBinding(in, out, s)
+}
+
+func autoConvert_virtualization_InterfacePasstBinding_To_v1_InterfacePasstBinding(in *virtualization.InterfacePasstBinding, out *InterfacePasstBinding, s conversion.Scope) error {
+	*out = *(*InterfacePasstBinding)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InterfacePasstBinding_To_v1_InterfacePasstBinding is an autogenerated conversion function.
+func Convert_virtualization_InterfacePasstBinding_To_v1_InterfacePasstBinding(in *virtualization.InterfacePasstBinding, out *InterfacePasstBinding, s conversion.Scope) error {
+	return autoConvert_virtualization_InterfacePasstBinding_To_v1_InterfacePasstBinding(in, out, s)
+}
+
+func autoConvert_v1_InterfaceSRIOV_To_virtualization_InterfaceSRIOV(in *InterfaceSRIOV, out *virtualization.InterfaceSRIOV, s conversion.Scope) error {
+	*out = *(*virtualization.InterfaceSRIOV)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InterfaceSRIOV_To_virtualization_InterfaceSRIOV is an autogenerated conversion function.
+func Convert_v1_InterfaceSRIOV_To_virtualization_InterfaceSRIOV(in *InterfaceSRIOV, out *virtualization.InterfaceSRIOV, s conversion.Scope) error {
+	return autoConvert_v1_InterfaceSRIOV_To_virtualization_InterfaceSRIOV(in, out, s)
+}
+
+func autoConvert_virtualization_InterfaceSRIOV_To_v1_InterfaceSRIOV(in *virtualization.InterfaceSRIOV, out *InterfaceSRIOV, s conversion.Scope) error {
+	*out = *(*InterfaceSRIOV)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InterfaceSRIOV_To_v1_InterfaceSRIOV is an autogenerated conversion function.
+func Convert_virtualization_InterfaceSRIOV_To_v1_InterfaceSRIOV(in *virtualization.InterfaceSRIOV, out *InterfaceSRIOV, s conversion.Scope) error {
+	return autoConvert_virtualization_InterfaceSRIOV_To_v1_InterfaceSRIOV(in, out, s)
+}
+
+func autoConvert_v1_KVMTimer_To_virtualization_KVMTimer(in *KVMTimer, out *virtualization.KVMTimer, s conversion.Scope) error {
+	*out = *(*virtualization.KVMTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_KVMTimer_To_virtualization_KVMTimer is an autogenerated conversion function.
+func Convert_v1_KVMTimer_To_virtualization_KVMTimer(in *KVMTimer, out *virtualization.KVMTimer, s conversion.Scope) error {
+	return autoConvert_v1_KVMTimer_To_virtualization_KVMTimer(in, out, s)
+}
+
+func autoConvert_virtualization_KVMTimer_To_v1_KVMTimer(in *virtualization.KVMTimer, out *KVMTimer, s conversion.Scope) error {
+	*out = *(*KVMTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_KVMTimer_To_v1_KVMTimer is an autogenerated conversion function.
+func Convert_virtualization_KVMTimer_To_v1_KVMTimer(in *virtualization.KVMTimer, out *KVMTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_KVMTimer_To_v1_KVMTimer(in, out, s)
+}
+
 func autoConvert_v1_KernelBoot_To_virtualization_KernelBoot(in *KernelBoot, out *virtualization.KernelBoot, s conversion.Scope) error {
 	*out = *(*virtualization.KernelBoot)(unsafe.Pointer(in))
 	return nil
@@ -1119,6 +3547,86 @@ func autoConvert_virtualization_KernelBootContainer_To_v1_KernelBootContainer(in
 // Convert_virtualization_KernelBootContainer_To_v1_KernelBootContainer is an autogenerated conversion function.
 func Convert_virtualization_KernelBootContainer_To_v1_KernelBootContainer(in *virtualization.KernelBootContainer, out *KernelBootContainer, s conversion.Scope) error {
 	return autoConvert_virtualization_KernelBootContainer_To_v1_KernelBootContainer(in, out, s)
+}
+
+func autoConvert_v1_KernelBootStatus_To_virtualization_KernelBootStatus(in *KernelBootStatus, out *virtualization.KernelBootStatus, s conversion.Scope) error {
+	*out = *(*virtualization.KernelBootStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_KernelBootStatus_To_virtualization_KernelBootStatus is an autogenerated conversion function.
+func Convert_v1_KernelBootStatus_To_virtualization_KernelBootStatus(in *KernelBootStatus, out *virtualization.KernelBootStatus, s conversion.Scope) error {
+	return autoConvert_v1_KernelBootStatus_To_virtualization_KernelBootStatus(in, out, s)
+}
+
+func autoConvert_virtualization_KernelBootStatus_To_v1_KernelBootStatus(in *virtualization.KernelBootStatus, out *KernelBootStatus, s conversion.Scope) error {
+	*out = *(*KernelBootStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_KernelBootStatus_To_v1_KernelBootStatus is an autogenerated conversion function.
+func Convert_virtualization_KernelBootStatus_To_v1_KernelBootStatus(in *virtualization.KernelBootStatus, out *KernelBootStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_KernelBootStatus_To_v1_KernelBootStatus(in, out, s)
+}
+
+func autoConvert_v1_KernelInfo_To_virtualization_KernelInfo(in *KernelInfo, out *virtualization.KernelInfo, s conversion.Scope) error {
+	*out = *(*virtualization.KernelInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_KernelInfo_To_virtualization_KernelInfo is an autogenerated conversion function.
+func Convert_v1_KernelInfo_To_virtualization_KernelInfo(in *KernelInfo, out *virtualization.KernelInfo, s conversion.Scope) error {
+	return autoConvert_v1_KernelInfo_To_virtualization_KernelInfo(in, out, s)
+}
+
+func autoConvert_virtualization_KernelInfo_To_v1_KernelInfo(in *virtualization.KernelInfo, out *KernelInfo, s conversion.Scope) error {
+	*out = *(*KernelInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_KernelInfo_To_v1_KernelInfo is an autogenerated conversion function.
+func Convert_virtualization_KernelInfo_To_v1_KernelInfo(in *virtualization.KernelInfo, out *KernelInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_KernelInfo_To_v1_KernelInfo(in, out, s)
+}
+
+func autoConvert_v1_LaunchSecurity_To_virtualization_LaunchSecurity(in *LaunchSecurity, out *virtualization.LaunchSecurity, s conversion.Scope) error {
+	*out = *(*virtualization.LaunchSecurity)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_LaunchSecurity_To_virtualization_LaunchSecurity is an autogenerated conversion function.
+func Convert_v1_LaunchSecurity_To_virtualization_LaunchSecurity(in *LaunchSecurity, out *virtualization.LaunchSecurity, s conversion.Scope) error {
+	return autoConvert_v1_LaunchSecurity_To_virtualization_LaunchSecurity(in, out, s)
+}
+
+func autoConvert_virtualization_LaunchSecurity_To_v1_LaunchSecurity(in *virtualization.LaunchSecurity, out *LaunchSecurity, s conversion.Scope) error {
+	*out = *(*LaunchSecurity)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_LaunchSecurity_To_v1_LaunchSecurity is an autogenerated conversion function.
+func Convert_virtualization_LaunchSecurity_To_v1_LaunchSecurity(in *virtualization.LaunchSecurity, out *LaunchSecurity, s conversion.Scope) error {
+	return autoConvert_virtualization_LaunchSecurity_To_v1_LaunchSecurity(in, out, s)
+}
+
+func autoConvert_v1_LunTarget_To_virtualization_LunTarget(in *LunTarget, out *virtualization.LunTarget, s conversion.Scope) error {
+	*out = *(*virtualization.LunTarget)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_LunTarget_To_virtualization_LunTarget is an autogenerated conversion function.
+func Convert_v1_LunTarget_To_virtualization_LunTarget(in *LunTarget, out *virtualization.LunTarget, s conversion.Scope) error {
+	return autoConvert_v1_LunTarget_To_virtualization_LunTarget(in, out, s)
+}
+
+func autoConvert_virtualization_LunTarget_To_v1_LunTarget(in *virtualization.LunTarget, out *LunTarget, s conversion.Scope) error {
+	*out = *(*LunTarget)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_LunTarget_To_v1_LunTarget is an autogenerated conversion function.
+func Convert_virtualization_LunTarget_To_v1_LunTarget(in *virtualization.LunTarget, out *LunTarget, s conversion.Scope) error {
+	return autoConvert_virtualization_LunTarget_To_v1_LunTarget(in, out, s)
 }
 
 func autoConvert_v1_Machine_To_virtualization_Machine(in *Machine, out *virtualization.Machine, s conversion.Scope) error {
@@ -1161,6 +3669,106 @@ func Convert_virtualization_Memory_To_v1_Memory(in *virtualization.Memory, out *
 	return autoConvert_virtualization_Memory_To_v1_Memory(in, out, s)
 }
 
+func autoConvert_v1_MemoryDumpVolumeSource_To_virtualization_MemoryDumpVolumeSource(in *MemoryDumpVolumeSource, out *virtualization.MemoryDumpVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryDumpVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryDumpVolumeSource_To_virtualization_MemoryDumpVolumeSource is an autogenerated conversion function.
+func Convert_v1_MemoryDumpVolumeSource_To_virtualization_MemoryDumpVolumeSource(in *MemoryDumpVolumeSource, out *virtualization.MemoryDumpVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_MemoryDumpVolumeSource_To_virtualization_MemoryDumpVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(in *virtualization.MemoryDumpVolumeSource, out *MemoryDumpVolumeSource, s conversion.Scope) error {
+	*out = *(*MemoryDumpVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(in *virtualization.MemoryDumpVolumeSource, out *MemoryDumpVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_MemoryStatus_To_virtualization_MemoryStatus(in *MemoryStatus, out *virtualization.MemoryStatus, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryStatus_To_virtualization_MemoryStatus is an autogenerated conversion function.
+func Convert_v1_MemoryStatus_To_virtualization_MemoryStatus(in *MemoryStatus, out *virtualization.MemoryStatus, s conversion.Scope) error {
+	return autoConvert_v1_MemoryStatus_To_virtualization_MemoryStatus(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryStatus_To_v1_MemoryStatus(in *virtualization.MemoryStatus, out *MemoryStatus, s conversion.Scope) error {
+	*out = *(*MemoryStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryStatus_To_v1_MemoryStatus is an autogenerated conversion function.
+func Convert_virtualization_MemoryStatus_To_v1_MemoryStatus(in *virtualization.MemoryStatus, out *MemoryStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryStatus_To_v1_MemoryStatus(in, out, s)
+}
+
+func autoConvert_v1_MultusNetwork_To_virtualization_MultusNetwork(in *MultusNetwork, out *virtualization.MultusNetwork, s conversion.Scope) error {
+	*out = *(*virtualization.MultusNetwork)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MultusNetwork_To_virtualization_MultusNetwork is an autogenerated conversion function.
+func Convert_v1_MultusNetwork_To_virtualization_MultusNetwork(in *MultusNetwork, out *virtualization.MultusNetwork, s conversion.Scope) error {
+	return autoConvert_v1_MultusNetwork_To_virtualization_MultusNetwork(in, out, s)
+}
+
+func autoConvert_virtualization_MultusNetwork_To_v1_MultusNetwork(in *virtualization.MultusNetwork, out *MultusNetwork, s conversion.Scope) error {
+	*out = *(*MultusNetwork)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MultusNetwork_To_v1_MultusNetwork is an autogenerated conversion function.
+func Convert_virtualization_MultusNetwork_To_v1_MultusNetwork(in *virtualization.MultusNetwork, out *MultusNetwork, s conversion.Scope) error {
+	return autoConvert_virtualization_MultusNetwork_To_v1_MultusNetwork(in, out, s)
+}
+
+func autoConvert_v1_NUMA_To_virtualization_NUMA(in *NUMA, out *virtualization.NUMA, s conversion.Scope) error {
+	*out = *(*virtualization.NUMA)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_NUMA_To_virtualization_NUMA is an autogenerated conversion function.
+func Convert_v1_NUMA_To_virtualization_NUMA(in *NUMA, out *virtualization.NUMA, s conversion.Scope) error {
+	return autoConvert_v1_NUMA_To_virtualization_NUMA(in, out, s)
+}
+
+func autoConvert_virtualization_NUMA_To_v1_NUMA(in *virtualization.NUMA, out *NUMA, s conversion.Scope) error {
+	*out = *(*NUMA)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_NUMA_To_v1_NUMA is an autogenerated conversion function.
+func Convert_virtualization_NUMA_To_v1_NUMA(in *virtualization.NUMA, out *NUMA, s conversion.Scope) error {
+	return autoConvert_virtualization_NUMA_To_v1_NUMA(in, out, s)
+}
+
+func autoConvert_v1_NUMAGuestMappingPassthrough_To_virtualization_NUMAGuestMappingPassthrough(in *NUMAGuestMappingPassthrough, out *virtualization.NUMAGuestMappingPassthrough, s conversion.Scope) error {
+	*out = *(*virtualization.NUMAGuestMappingPassthrough)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_NUMAGuestMappingPassthrough_To_virtualization_NUMAGuestMappingPassthrough is an autogenerated conversion function.
+func Convert_v1_NUMAGuestMappingPassthrough_To_virtualization_NUMAGuestMappingPassthrough(in *NUMAGuestMappingPassthrough, out *virtualization.NUMAGuestMappingPassthrough, s conversion.Scope) error {
+	return autoConvert_v1_NUMAGuestMappingPassthrough_To_virtualization_NUMAGuestMappingPassthrough(in, out, s)
+}
+
+func autoConvert_virtualization_NUMAGuestMappingPassthrough_To_v1_NUMAGuestMappingPassthrough(in *virtualization.NUMAGuestMappingPassthrough, out *NUMAGuestMappingPassthrough, s conversion.Scope) error {
+	*out = *(*NUMAGuestMappingPassthrough)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_NUMAGuestMappingPassthrough_To_v1_NUMAGuestMappingPassthrough is an autogenerated conversion function.
+func Convert_virtualization_NUMAGuestMappingPassthrough_To_v1_NUMAGuestMappingPassthrough(in *virtualization.NUMAGuestMappingPassthrough, out *NUMAGuestMappingPassthrough, s conversion.Scope) error {
+	return autoConvert_virtualization_NUMAGuestMappingPassthrough_To_v1_NUMAGuestMappingPassthrough(in, out, s)
+}
+
 func autoConvert_v1_Network_To_virtualization_Network(in *Network, out *virtualization.Network, s conversion.Scope) error {
 	*out = *(*virtualization.Network)(unsafe.Pointer(in))
 	return nil
@@ -1199,6 +3807,66 @@ func autoConvert_virtualization_NetworkSource_To_v1_NetworkSource(in *virtualiza
 // Convert_virtualization_NetworkSource_To_v1_NetworkSource is an autogenerated conversion function.
 func Convert_virtualization_NetworkSource_To_v1_NetworkSource(in *virtualization.NetworkSource, out *NetworkSource, s conversion.Scope) error {
 	return autoConvert_virtualization_NetworkSource_To_v1_NetworkSource(in, out, s)
+}
+
+func autoConvert_v1_NoCloudSSHPublicKeyAccessCredentialPropagation_To_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation(in *NoCloudSSHPublicKeyAccessCredentialPropagation, out *virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_NoCloudSSHPublicKeyAccessCredentialPropagation_To_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_v1_NoCloudSSHPublicKeyAccessCredentialPropagation_To_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation(in *NoCloudSSHPublicKeyAccessCredentialPropagation, out *virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_v1_NoCloudSSHPublicKeyAccessCredentialPropagation_To_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation_To_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(in *virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation, out *NoCloudSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*NoCloudSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation_To_v1_NoCloudSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation_To_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(in *virtualization.NoCloudSSHPublicKeyAccessCredentialPropagation, out *NoCloudSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_virtualization_NoCloudSSHPublicKeyAccessCredentialPropagation_To_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_v1_PITTimer_To_virtualization_PITTimer(in *PITTimer, out *virtualization.PITTimer, s conversion.Scope) error {
+	*out = *(*virtualization.PITTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PITTimer_To_virtualization_PITTimer is an autogenerated conversion function.
+func Convert_v1_PITTimer_To_virtualization_PITTimer(in *PITTimer, out *virtualization.PITTimer, s conversion.Scope) error {
+	return autoConvert_v1_PITTimer_To_virtualization_PITTimer(in, out, s)
+}
+
+func autoConvert_virtualization_PITTimer_To_v1_PITTimer(in *virtualization.PITTimer, out *PITTimer, s conversion.Scope) error {
+	*out = *(*PITTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PITTimer_To_v1_PITTimer is an autogenerated conversion function.
+func Convert_virtualization_PITTimer_To_v1_PITTimer(in *virtualization.PITTimer, out *PITTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_PITTimer_To_v1_PITTimer(in, out, s)
+}
+
+func autoConvert_v1_PanicDevice_To_virtualization_PanicDevice(in *PanicDevice, out *virtualization.PanicDevice, s conversion.Scope) error {
+	*out = *(*virtualization.PanicDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PanicDevice_To_virtualization_PanicDevice is an autogenerated conversion function.
+func Convert_v1_PanicDevice_To_virtualization_PanicDevice(in *PanicDevice, out *virtualization.PanicDevice, s conversion.Scope) error {
+	return autoConvert_v1_PanicDevice_To_virtualization_PanicDevice(in, out, s)
+}
+
+func autoConvert_virtualization_PanicDevice_To_v1_PanicDevice(in *virtualization.PanicDevice, out *PanicDevice, s conversion.Scope) error {
+	*out = *(*PanicDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PanicDevice_To_v1_PanicDevice is an autogenerated conversion function.
+func Convert_virtualization_PanicDevice_To_v1_PanicDevice(in *virtualization.PanicDevice, out *PanicDevice, s conversion.Scope) error {
+	return autoConvert_virtualization_PanicDevice_To_v1_PanicDevice(in, out, s)
 }
 
 func autoConvert_v1_PauseOptions_To_virtualization_PauseOptions(in *PauseOptions, out *virtualization.PauseOptions, s conversion.Scope) error {
@@ -1261,6 +3929,26 @@ func Convert_virtualization_PersistentVolumeClaimVolumeSource_To_v1_PersistentVo
 	return autoConvert_virtualization_PersistentVolumeClaimVolumeSource_To_v1_PersistentVolumeClaimVolumeSource(in, out, s)
 }
 
+func autoConvert_v1_PluginBinding_To_virtualization_PluginBinding(in *PluginBinding, out *virtualization.PluginBinding, s conversion.Scope) error {
+	*out = *(*virtualization.PluginBinding)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PluginBinding_To_virtualization_PluginBinding is an autogenerated conversion function.
+func Convert_v1_PluginBinding_To_virtualization_PluginBinding(in *PluginBinding, out *virtualization.PluginBinding, s conversion.Scope) error {
+	return autoConvert_v1_PluginBinding_To_virtualization_PluginBinding(in, out, s)
+}
+
+func autoConvert_virtualization_PluginBinding_To_v1_PluginBinding(in *virtualization.PluginBinding, out *PluginBinding, s conversion.Scope) error {
+	*out = *(*PluginBinding)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PluginBinding_To_v1_PluginBinding is an autogenerated conversion function.
+func Convert_virtualization_PluginBinding_To_v1_PluginBinding(in *virtualization.PluginBinding, out *PluginBinding, s conversion.Scope) error {
+	return autoConvert_virtualization_PluginBinding_To_v1_PluginBinding(in, out, s)
+}
+
 func autoConvert_v1_PodNetwork_To_virtualization_PodNetwork(in *PodNetwork, out *virtualization.PodNetwork, s conversion.Scope) error {
 	*out = *(*virtualization.PodNetwork)(unsafe.Pointer(in))
 	return nil
@@ -1299,6 +3987,166 @@ func autoConvert_virtualization_Port_To_v1_Port(in *virtualization.Port, out *Po
 // Convert_virtualization_Port_To_v1_Port is an autogenerated conversion function.
 func Convert_virtualization_Port_To_v1_Port(in *virtualization.Port, out *Port, s conversion.Scope) error {
 	return autoConvert_virtualization_Port_To_v1_Port(in, out, s)
+}
+
+func autoConvert_v1_PortRange_To_virtualization_PortRange(in *PortRange, out *virtualization.PortRange, s conversion.Scope) error {
+	*out = *(*virtualization.PortRange)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PortRange_To_virtualization_PortRange is an autogenerated conversion function.
+func Convert_v1_PortRange_To_virtualization_PortRange(in *PortRange, out *virtualization.PortRange, s conversion.Scope) error {
+	return autoConvert_v1_PortRange_To_virtualization_PortRange(in, out, s)
+}
+
+func autoConvert_virtualization_PortRange_To_v1_PortRange(in *virtualization.PortRange, out *PortRange, s conversion.Scope) error {
+	*out = *(*PortRange)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PortRange_To_v1_PortRange is an autogenerated conversion function.
+func Convert_virtualization_PortRange_To_v1_PortRange(in *virtualization.PortRange, out *PortRange, s conversion.Scope) error {
+	return autoConvert_virtualization_PortRange_To_v1_PortRange(in, out, s)
+}
+
+func autoConvert_v1_Probe_To_virtualization_Probe(in *Probe, out *virtualization.Probe, s conversion.Scope) error {
+	*out = *(*virtualization.Probe)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Probe_To_virtualization_Probe is an autogenerated conversion function.
+func Convert_v1_Probe_To_virtualization_Probe(in *Probe, out *virtualization.Probe, s conversion.Scope) error {
+	return autoConvert_v1_Probe_To_virtualization_Probe(in, out, s)
+}
+
+func autoConvert_virtualization_Probe_To_v1_Probe(in *virtualization.Probe, out *Probe, s conversion.Scope) error {
+	*out = *(*Probe)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Probe_To_v1_Probe is an autogenerated conversion function.
+func Convert_virtualization_Probe_To_v1_Probe(in *virtualization.Probe, out *Probe, s conversion.Scope) error {
+	return autoConvert_virtualization_Probe_To_v1_Probe(in, out, s)
+}
+
+func autoConvert_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in *QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, out *virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in *QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, out *virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in *virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, out *QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*QemuGuestAgentSSHPublicKeyAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in *virtualization.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, out *QemuGuestAgentSSHPublicKeyAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_virtualization_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation_To_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation(in *QemuGuestAgentUserPasswordAccessCredentialPropagation, out *virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation(in *QemuGuestAgentUserPasswordAccessCredentialPropagation, out *virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(in *virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation, out *QemuGuestAgentUserPasswordAccessCredentialPropagation, s conversion.Scope) error {
+	*out = *(*QemuGuestAgentUserPasswordAccessCredentialPropagation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation is an autogenerated conversion function.
+func Convert_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(in *virtualization.QemuGuestAgentUserPasswordAccessCredentialPropagation, out *QemuGuestAgentUserPasswordAccessCredentialPropagation, s conversion.Scope) error {
+	return autoConvert_virtualization_QemuGuestAgentUserPasswordAccessCredentialPropagation_To_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(in, out, s)
+}
+
+func autoConvert_v1_RTCTimer_To_virtualization_RTCTimer(in *RTCTimer, out *virtualization.RTCTimer, s conversion.Scope) error {
+	*out = *(*virtualization.RTCTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_RTCTimer_To_virtualization_RTCTimer is an autogenerated conversion function.
+func Convert_v1_RTCTimer_To_virtualization_RTCTimer(in *RTCTimer, out *virtualization.RTCTimer, s conversion.Scope) error {
+	return autoConvert_v1_RTCTimer_To_virtualization_RTCTimer(in, out, s)
+}
+
+func autoConvert_virtualization_RTCTimer_To_v1_RTCTimer(in *virtualization.RTCTimer, out *RTCTimer, s conversion.Scope) error {
+	*out = *(*RTCTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_RTCTimer_To_v1_RTCTimer is an autogenerated conversion function.
+func Convert_virtualization_RTCTimer_To_v1_RTCTimer(in *virtualization.RTCTimer, out *RTCTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_RTCTimer_To_v1_RTCTimer(in, out, s)
+}
+
+func autoConvert_v1_Realtime_To_virtualization_Realtime(in *Realtime, out *virtualization.Realtime, s conversion.Scope) error {
+	*out = *(*virtualization.Realtime)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Realtime_To_virtualization_Realtime is an autogenerated conversion function.
+func Convert_v1_Realtime_To_virtualization_Realtime(in *Realtime, out *virtualization.Realtime, s conversion.Scope) error {
+	return autoConvert_v1_Realtime_To_virtualization_Realtime(in, out, s)
+}
+
+func autoConvert_virtualization_Realtime_To_v1_Realtime(in *virtualization.Realtime, out *Realtime, s conversion.Scope) error {
+	*out = *(*Realtime)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Realtime_To_v1_Realtime is an autogenerated conversion function.
+func Convert_virtualization_Realtime_To_v1_Realtime(in *virtualization.Realtime, out *Realtime, s conversion.Scope) error {
+	return autoConvert_virtualization_Realtime_To_v1_Realtime(in, out, s)
+}
+
+func autoConvert_v1_RemoveVolumeOptions_To_virtualization_RemoveVolumeOptions(in *RemoveVolumeOptions, out *virtualization.RemoveVolumeOptions, s conversion.Scope) error {
+	*out = *(*virtualization.RemoveVolumeOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_RemoveVolumeOptions_To_virtualization_RemoveVolumeOptions is an autogenerated conversion function.
+func Convert_v1_RemoveVolumeOptions_To_virtualization_RemoveVolumeOptions(in *RemoveVolumeOptions, out *virtualization.RemoveVolumeOptions, s conversion.Scope) error {
+	return autoConvert_v1_RemoveVolumeOptions_To_virtualization_RemoveVolumeOptions(in, out, s)
+}
+
+func autoConvert_virtualization_RemoveVolumeOptions_To_v1_RemoveVolumeOptions(in *virtualization.RemoveVolumeOptions, out *RemoveVolumeOptions, s conversion.Scope) error {
+	*out = *(*RemoveVolumeOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_RemoveVolumeOptions_To_v1_RemoveVolumeOptions is an autogenerated conversion function.
+func Convert_virtualization_RemoveVolumeOptions_To_v1_RemoveVolumeOptions(in *virtualization.RemoveVolumeOptions, out *RemoveVolumeOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_RemoveVolumeOptions_To_v1_RemoveVolumeOptions(in, out, s)
+}
+
+func autoConvert_v1_ReservedOverhead_To_virtualization_ReservedOverhead(in *ReservedOverhead, out *virtualization.ReservedOverhead, s conversion.Scope) error {
+	*out = *(*virtualization.ReservedOverhead)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ReservedOverhead_To_virtualization_ReservedOverhead is an autogenerated conversion function.
+func Convert_v1_ReservedOverhead_To_virtualization_ReservedOverhead(in *ReservedOverhead, out *virtualization.ReservedOverhead, s conversion.Scope) error {
+	return autoConvert_v1_ReservedOverhead_To_virtualization_ReservedOverhead(in, out, s)
+}
+
+func autoConvert_virtualization_ReservedOverhead_To_v1_ReservedOverhead(in *virtualization.ReservedOverhead, out *ReservedOverhead, s conversion.Scope) error {
+	*out = *(*ReservedOverhead)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ReservedOverhead_To_v1_ReservedOverhead is an autogenerated conversion function.
+func Convert_virtualization_ReservedOverhead_To_v1_ReservedOverhead(in *virtualization.ReservedOverhead, out *ReservedOverhead, s conversion.Scope) error {
+	return autoConvert_virtualization_ReservedOverhead_To_v1_ReservedOverhead(in, out, s)
 }
 
 func autoConvert_v1_ResourceRequirements_To_virtualization_ResourceRequirements(in *ResourceRequirements, out *virtualization.ResourceRequirements, s conversion.Scope) error {
@@ -1363,6 +4211,226 @@ func Convert_virtualization_Rng_To_v1_Rng(in *virtualization.Rng, out *Rng, s co
 	return autoConvert_virtualization_Rng_To_v1_Rng(in, out, s)
 }
 
+func autoConvert_v1_SEV_To_virtualization_SEV(in *SEV, out *virtualization.SEV, s conversion.Scope) error {
+	*out = *(*virtualization.SEV)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SEV_To_virtualization_SEV is an autogenerated conversion function.
+func Convert_v1_SEV_To_virtualization_SEV(in *SEV, out *virtualization.SEV, s conversion.Scope) error {
+	return autoConvert_v1_SEV_To_virtualization_SEV(in, out, s)
+}
+
+func autoConvert_virtualization_SEV_To_v1_SEV(in *virtualization.SEV, out *SEV, s conversion.Scope) error {
+	*out = *(*SEV)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SEV_To_v1_SEV is an autogenerated conversion function.
+func Convert_virtualization_SEV_To_v1_SEV(in *virtualization.SEV, out *SEV, s conversion.Scope) error {
+	return autoConvert_virtualization_SEV_To_v1_SEV(in, out, s)
+}
+
+func autoConvert_v1_SEVAttestation_To_virtualization_SEVAttestation(in *SEVAttestation, out *virtualization.SEVAttestation, s conversion.Scope) error {
+	*out = *(*virtualization.SEVAttestation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SEVAttestation_To_virtualization_SEVAttestation is an autogenerated conversion function.
+func Convert_v1_SEVAttestation_To_virtualization_SEVAttestation(in *SEVAttestation, out *virtualization.SEVAttestation, s conversion.Scope) error {
+	return autoConvert_v1_SEVAttestation_To_virtualization_SEVAttestation(in, out, s)
+}
+
+func autoConvert_virtualization_SEVAttestation_To_v1_SEVAttestation(in *virtualization.SEVAttestation, out *SEVAttestation, s conversion.Scope) error {
+	*out = *(*SEVAttestation)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SEVAttestation_To_v1_SEVAttestation is an autogenerated conversion function.
+func Convert_virtualization_SEVAttestation_To_v1_SEVAttestation(in *virtualization.SEVAttestation, out *SEVAttestation, s conversion.Scope) error {
+	return autoConvert_virtualization_SEVAttestation_To_v1_SEVAttestation(in, out, s)
+}
+
+func autoConvert_v1_SEVPolicy_To_virtualization_SEVPolicy(in *SEVPolicy, out *virtualization.SEVPolicy, s conversion.Scope) error {
+	*out = *(*virtualization.SEVPolicy)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SEVPolicy_To_virtualization_SEVPolicy is an autogenerated conversion function.
+func Convert_v1_SEVPolicy_To_virtualization_SEVPolicy(in *SEVPolicy, out *virtualization.SEVPolicy, s conversion.Scope) error {
+	return autoConvert_v1_SEVPolicy_To_virtualization_SEVPolicy(in, out, s)
+}
+
+func autoConvert_virtualization_SEVPolicy_To_v1_SEVPolicy(in *virtualization.SEVPolicy, out *SEVPolicy, s conversion.Scope) error {
+	*out = *(*SEVPolicy)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SEVPolicy_To_v1_SEVPolicy is an autogenerated conversion function.
+func Convert_virtualization_SEVPolicy_To_v1_SEVPolicy(in *virtualization.SEVPolicy, out *SEVPolicy, s conversion.Scope) error {
+	return autoConvert_virtualization_SEVPolicy_To_v1_SEVPolicy(in, out, s)
+}
+
+func autoConvert_v1_SEVSNP_To_virtualization_SEVSNP(in *SEVSNP, out *virtualization.SEVSNP, s conversion.Scope) error {
+	*out = *(*virtualization.SEVSNP)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SEVSNP_To_virtualization_SEVSNP is an autogenerated conversion function.
+func Convert_v1_SEVSNP_To_virtualization_SEVSNP(in *SEVSNP, out *virtualization.SEVSNP, s conversion.Scope) error {
+	return autoConvert_v1_SEVSNP_To_virtualization_SEVSNP(in, out, s)
+}
+
+func autoConvert_virtualization_SEVSNP_To_v1_SEVSNP(in *virtualization.SEVSNP, out *SEVSNP, s conversion.Scope) error {
+	*out = *(*SEVSNP)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SEVSNP_To_v1_SEVSNP is an autogenerated conversion function.
+func Convert_virtualization_SEVSNP_To_v1_SEVSNP(in *virtualization.SEVSNP, out *SEVSNP, s conversion.Scope) error {
+	return autoConvert_virtualization_SEVSNP_To_v1_SEVSNP(in, out, s)
+}
+
+func autoConvert_v1_SSHPublicKeyAccessCredential_To_virtualization_SSHPublicKeyAccessCredential(in *SSHPublicKeyAccessCredential, out *virtualization.SSHPublicKeyAccessCredential, s conversion.Scope) error {
+	*out = *(*virtualization.SSHPublicKeyAccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SSHPublicKeyAccessCredential_To_virtualization_SSHPublicKeyAccessCredential is an autogenerated conversion function.
+func Convert_v1_SSHPublicKeyAccessCredential_To_virtualization_SSHPublicKeyAccessCredential(in *SSHPublicKeyAccessCredential, out *virtualization.SSHPublicKeyAccessCredential, s conversion.Scope) error {
+	return autoConvert_v1_SSHPublicKeyAccessCredential_To_virtualization_SSHPublicKeyAccessCredential(in, out, s)
+}
+
+func autoConvert_virtualization_SSHPublicKeyAccessCredential_To_v1_SSHPublicKeyAccessCredential(in *virtualization.SSHPublicKeyAccessCredential, out *SSHPublicKeyAccessCredential, s conversion.Scope) error {
+	*out = *(*SSHPublicKeyAccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SSHPublicKeyAccessCredential_To_v1_SSHPublicKeyAccessCredential is an autogenerated conversion function.
+func Convert_virtualization_SSHPublicKeyAccessCredential_To_v1_SSHPublicKeyAccessCredential(in *virtualization.SSHPublicKeyAccessCredential, out *SSHPublicKeyAccessCredential, s conversion.Scope) error {
+	return autoConvert_virtualization_SSHPublicKeyAccessCredential_To_v1_SSHPublicKeyAccessCredential(in, out, s)
+}
+
+func autoConvert_v1_SSHPublicKeyAccessCredentialPropagationMethod_To_virtualization_SSHPublicKeyAccessCredentialPropagationMethod(in *SSHPublicKeyAccessCredentialPropagationMethod, out *virtualization.SSHPublicKeyAccessCredentialPropagationMethod, s conversion.Scope) error {
+	*out = *(*virtualization.SSHPublicKeyAccessCredentialPropagationMethod)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SSHPublicKeyAccessCredentialPropagationMethod_To_virtualization_SSHPublicKeyAccessCredentialPropagationMethod is an autogenerated conversion function.
+func Convert_v1_SSHPublicKeyAccessCredentialPropagationMethod_To_virtualization_SSHPublicKeyAccessCredentialPropagationMethod(in *SSHPublicKeyAccessCredentialPropagationMethod, out *virtualization.SSHPublicKeyAccessCredentialPropagationMethod, s conversion.Scope) error {
+	return autoConvert_v1_SSHPublicKeyAccessCredentialPropagationMethod_To_virtualization_SSHPublicKeyAccessCredentialPropagationMethod(in, out, s)
+}
+
+func autoConvert_virtualization_SSHPublicKeyAccessCredentialPropagationMethod_To_v1_SSHPublicKeyAccessCredentialPropagationMethod(in *virtualization.SSHPublicKeyAccessCredentialPropagationMethod, out *SSHPublicKeyAccessCredentialPropagationMethod, s conversion.Scope) error {
+	*out = *(*SSHPublicKeyAccessCredentialPropagationMethod)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SSHPublicKeyAccessCredentialPropagationMethod_To_v1_SSHPublicKeyAccessCredentialPropagationMethod is an autogenerated conversion function.
+func Convert_virtualization_SSHPublicKeyAccessCredentialPropagationMethod_To_v1_SSHPublicKeyAccessCredentialPropagationMethod(in *virtualization.SSHPublicKeyAccessCredentialPropagationMethod, out *SSHPublicKeyAccessCredentialPropagationMethod, s conversion.Scope) error {
+	return autoConvert_virtualization_SSHPublicKeyAccessCredentialPropagationMethod_To_v1_SSHPublicKeyAccessCredentialPropagationMethod(in, out, s)
+}
+
+func autoConvert_v1_SSHPublicKeyAccessCredentialSource_To_virtualization_SSHPublicKeyAccessCredentialSource(in *SSHPublicKeyAccessCredentialSource, out *virtualization.SSHPublicKeyAccessCredentialSource, s conversion.Scope) error {
+	*out = *(*virtualization.SSHPublicKeyAccessCredentialSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SSHPublicKeyAccessCredentialSource_To_virtualization_SSHPublicKeyAccessCredentialSource is an autogenerated conversion function.
+func Convert_v1_SSHPublicKeyAccessCredentialSource_To_virtualization_SSHPublicKeyAccessCredentialSource(in *SSHPublicKeyAccessCredentialSource, out *virtualization.SSHPublicKeyAccessCredentialSource, s conversion.Scope) error {
+	return autoConvert_v1_SSHPublicKeyAccessCredentialSource_To_virtualization_SSHPublicKeyAccessCredentialSource(in, out, s)
+}
+
+func autoConvert_virtualization_SSHPublicKeyAccessCredentialSource_To_v1_SSHPublicKeyAccessCredentialSource(in *virtualization.SSHPublicKeyAccessCredentialSource, out *SSHPublicKeyAccessCredentialSource, s conversion.Scope) error {
+	*out = *(*SSHPublicKeyAccessCredentialSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SSHPublicKeyAccessCredentialSource_To_v1_SSHPublicKeyAccessCredentialSource is an autogenerated conversion function.
+func Convert_virtualization_SSHPublicKeyAccessCredentialSource_To_v1_SSHPublicKeyAccessCredentialSource(in *virtualization.SSHPublicKeyAccessCredentialSource, out *SSHPublicKeyAccessCredentialSource, s conversion.Scope) error {
+	return autoConvert_virtualization_SSHPublicKeyAccessCredentialSource_To_v1_SSHPublicKeyAccessCredentialSource(in, out, s)
+}
+
+func autoConvert_v1_SecretVolumeSource_To_virtualization_SecretVolumeSource(in *SecretVolumeSource, out *virtualization.SecretVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.SecretVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SecretVolumeSource_To_virtualization_SecretVolumeSource is an autogenerated conversion function.
+func Convert_v1_SecretVolumeSource_To_virtualization_SecretVolumeSource(in *SecretVolumeSource, out *virtualization.SecretVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_SecretVolumeSource_To_virtualization_SecretVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_SecretVolumeSource_To_v1_SecretVolumeSource(in *virtualization.SecretVolumeSource, out *SecretVolumeSource, s conversion.Scope) error {
+	*out = *(*SecretVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SecretVolumeSource_To_v1_SecretVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_SecretVolumeSource_To_v1_SecretVolumeSource(in *virtualization.SecretVolumeSource, out *SecretVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_SecretVolumeSource_To_v1_SecretVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_ServiceAccountVolumeSource_To_virtualization_ServiceAccountVolumeSource(in *ServiceAccountVolumeSource, out *virtualization.ServiceAccountVolumeSource, s conversion.Scope) error {
+	*out = *(*virtualization.ServiceAccountVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ServiceAccountVolumeSource_To_virtualization_ServiceAccountVolumeSource is an autogenerated conversion function.
+func Convert_v1_ServiceAccountVolumeSource_To_virtualization_ServiceAccountVolumeSource(in *ServiceAccountVolumeSource, out *virtualization.ServiceAccountVolumeSource, s conversion.Scope) error {
+	return autoConvert_v1_ServiceAccountVolumeSource_To_virtualization_ServiceAccountVolumeSource(in, out, s)
+}
+
+func autoConvert_virtualization_ServiceAccountVolumeSource_To_v1_ServiceAccountVolumeSource(in *virtualization.ServiceAccountVolumeSource, out *ServiceAccountVolumeSource, s conversion.Scope) error {
+	*out = *(*ServiceAccountVolumeSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ServiceAccountVolumeSource_To_v1_ServiceAccountVolumeSource is an autogenerated conversion function.
+func Convert_virtualization_ServiceAccountVolumeSource_To_v1_ServiceAccountVolumeSource(in *virtualization.ServiceAccountVolumeSource, out *ServiceAccountVolumeSource, s conversion.Scope) error {
+	return autoConvert_virtualization_ServiceAccountVolumeSource_To_v1_ServiceAccountVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_SoundDevice_To_virtualization_SoundDevice(in *SoundDevice, out *virtualization.SoundDevice, s conversion.Scope) error {
+	*out = *(*virtualization.SoundDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SoundDevice_To_virtualization_SoundDevice is an autogenerated conversion function.
+func Convert_v1_SoundDevice_To_virtualization_SoundDevice(in *SoundDevice, out *virtualization.SoundDevice, s conversion.Scope) error {
+	return autoConvert_v1_SoundDevice_To_virtualization_SoundDevice(in, out, s)
+}
+
+func autoConvert_virtualization_SoundDevice_To_v1_SoundDevice(in *virtualization.SoundDevice, out *SoundDevice, s conversion.Scope) error {
+	*out = *(*SoundDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SoundDevice_To_v1_SoundDevice is an autogenerated conversion function.
+func Convert_virtualization_SoundDevice_To_v1_SoundDevice(in *virtualization.SoundDevice, out *SoundDevice, s conversion.Scope) error {
+	return autoConvert_virtualization_SoundDevice_To_v1_SoundDevice(in, out, s)
+}
+
+func autoConvert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions(in *StallDetectorOptions, out *virtualization.StallDetectorOptions, s conversion.Scope) error {
+	*out = *(*virtualization.StallDetectorOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions is an autogenerated conversion function.
+func Convert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions(in *StallDetectorOptions, out *virtualization.StallDetectorOptions, s conversion.Scope) error {
+	return autoConvert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions(in, out, s)
+}
+
+func autoConvert_virtualization_StallDetectorOptions_To_v1_StallDetectorOptions(in *virtualization.StallDetectorOptions, out *StallDetectorOptions, s conversion.Scope) error {
+	*out = *(*StallDetectorOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_StallDetectorOptions_To_v1_StallDetectorOptions is an autogenerated conversion function.
+func Convert_virtualization_StallDetectorOptions_To_v1_StallDetectorOptions(in *virtualization.StallDetectorOptions, out *StallDetectorOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_StallDetectorOptions_To_v1_StallDetectorOptions(in, out, s)
+}
+
 func autoConvert_v1_StartOptions_To_virtualization_StartOptions(in *StartOptions, out *virtualization.StartOptions, s conversion.Scope) error {
 	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
 	return nil
@@ -1405,6 +4473,166 @@ func Convert_virtualization_StopOptions_To_v1_StopOptions(in *virtualization.Sto
 	return autoConvert_virtualization_StopOptions_To_v1_StopOptions(in, out, s)
 }
 
+func autoConvert_v1_StorageMigratedVolumeInfo_To_virtualization_StorageMigratedVolumeInfo(in *StorageMigratedVolumeInfo, out *virtualization.StorageMigratedVolumeInfo, s conversion.Scope) error {
+	*out = *(*virtualization.StorageMigratedVolumeInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_StorageMigratedVolumeInfo_To_virtualization_StorageMigratedVolumeInfo is an autogenerated conversion function.
+func Convert_v1_StorageMigratedVolumeInfo_To_virtualization_StorageMigratedVolumeInfo(in *StorageMigratedVolumeInfo, out *virtualization.StorageMigratedVolumeInfo, s conversion.Scope) error {
+	return autoConvert_v1_StorageMigratedVolumeInfo_To_virtualization_StorageMigratedVolumeInfo(in, out, s)
+}
+
+func autoConvert_virtualization_StorageMigratedVolumeInfo_To_v1_StorageMigratedVolumeInfo(in *virtualization.StorageMigratedVolumeInfo, out *StorageMigratedVolumeInfo, s conversion.Scope) error {
+	*out = *(*StorageMigratedVolumeInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_StorageMigratedVolumeInfo_To_v1_StorageMigratedVolumeInfo is an autogenerated conversion function.
+func Convert_virtualization_StorageMigratedVolumeInfo_To_v1_StorageMigratedVolumeInfo(in *virtualization.StorageMigratedVolumeInfo, out *StorageMigratedVolumeInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_StorageMigratedVolumeInfo_To_v1_StorageMigratedVolumeInfo(in, out, s)
+}
+
+func autoConvert_v1_SyNICTimer_To_virtualization_SyNICTimer(in *SyNICTimer, out *virtualization.SyNICTimer, s conversion.Scope) error {
+	*out = *(*virtualization.SyNICTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SyNICTimer_To_virtualization_SyNICTimer is an autogenerated conversion function.
+func Convert_v1_SyNICTimer_To_virtualization_SyNICTimer(in *SyNICTimer, out *virtualization.SyNICTimer, s conversion.Scope) error {
+	return autoConvert_v1_SyNICTimer_To_virtualization_SyNICTimer(in, out, s)
+}
+
+func autoConvert_virtualization_SyNICTimer_To_v1_SyNICTimer(in *virtualization.SyNICTimer, out *SyNICTimer, s conversion.Scope) error {
+	*out = *(*SyNICTimer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SyNICTimer_To_v1_SyNICTimer is an autogenerated conversion function.
+func Convert_virtualization_SyNICTimer_To_v1_SyNICTimer(in *virtualization.SyNICTimer, out *SyNICTimer, s conversion.Scope) error {
+	return autoConvert_virtualization_SyNICTimer_To_v1_SyNICTimer(in, out, s)
+}
+
+func autoConvert_v1_SysprepSource_To_virtualization_SysprepSource(in *SysprepSource, out *virtualization.SysprepSource, s conversion.Scope) error {
+	*out = *(*virtualization.SysprepSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SysprepSource_To_virtualization_SysprepSource is an autogenerated conversion function.
+func Convert_v1_SysprepSource_To_virtualization_SysprepSource(in *SysprepSource, out *virtualization.SysprepSource, s conversion.Scope) error {
+	return autoConvert_v1_SysprepSource_To_virtualization_SysprepSource(in, out, s)
+}
+
+func autoConvert_virtualization_SysprepSource_To_v1_SysprepSource(in *virtualization.SysprepSource, out *SysprepSource, s conversion.Scope) error {
+	*out = *(*SysprepSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SysprepSource_To_v1_SysprepSource is an autogenerated conversion function.
+func Convert_virtualization_SysprepSource_To_v1_SysprepSource(in *virtualization.SysprepSource, out *SysprepSource, s conversion.Scope) error {
+	return autoConvert_virtualization_SysprepSource_To_v1_SysprepSource(in, out, s)
+}
+
+func autoConvert_v1_TDX_To_virtualization_TDX(in *TDX, out *virtualization.TDX, s conversion.Scope) error {
+	*out = *(*virtualization.TDX)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_TDX_To_virtualization_TDX is an autogenerated conversion function.
+func Convert_v1_TDX_To_virtualization_TDX(in *TDX, out *virtualization.TDX, s conversion.Scope) error {
+	return autoConvert_v1_TDX_To_virtualization_TDX(in, out, s)
+}
+
+func autoConvert_virtualization_TDX_To_v1_TDX(in *virtualization.TDX, out *TDX, s conversion.Scope) error {
+	*out = *(*TDX)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_TDX_To_v1_TDX is an autogenerated conversion function.
+func Convert_virtualization_TDX_To_v1_TDX(in *virtualization.TDX, out *TDX, s conversion.Scope) error {
+	return autoConvert_virtualization_TDX_To_v1_TDX(in, out, s)
+}
+
+func autoConvert_v1_TLBFlush_To_virtualization_TLBFlush(in *TLBFlush, out *virtualization.TLBFlush, s conversion.Scope) error {
+	*out = *(*virtualization.TLBFlush)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_TLBFlush_To_virtualization_TLBFlush is an autogenerated conversion function.
+func Convert_v1_TLBFlush_To_virtualization_TLBFlush(in *TLBFlush, out *virtualization.TLBFlush, s conversion.Scope) error {
+	return autoConvert_v1_TLBFlush_To_virtualization_TLBFlush(in, out, s)
+}
+
+func autoConvert_virtualization_TLBFlush_To_v1_TLBFlush(in *virtualization.TLBFlush, out *TLBFlush, s conversion.Scope) error {
+	*out = *(*TLBFlush)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_TLBFlush_To_v1_TLBFlush is an autogenerated conversion function.
+func Convert_virtualization_TLBFlush_To_v1_TLBFlush(in *virtualization.TLBFlush, out *TLBFlush, s conversion.Scope) error {
+	return autoConvert_virtualization_TLBFlush_To_v1_TLBFlush(in, out, s)
+}
+
+func autoConvert_v1_TPMDevice_To_virtualization_TPMDevice(in *TPMDevice, out *virtualization.TPMDevice, s conversion.Scope) error {
+	*out = *(*virtualization.TPMDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_TPMDevice_To_virtualization_TPMDevice is an autogenerated conversion function.
+func Convert_v1_TPMDevice_To_virtualization_TPMDevice(in *TPMDevice, out *virtualization.TPMDevice, s conversion.Scope) error {
+	return autoConvert_v1_TPMDevice_To_virtualization_TPMDevice(in, out, s)
+}
+
+func autoConvert_virtualization_TPMDevice_To_v1_TPMDevice(in *virtualization.TPMDevice, out *TPMDevice, s conversion.Scope) error {
+	*out = *(*TPMDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_TPMDevice_To_v1_TPMDevice is an autogenerated conversion function.
+func Convert_virtualization_TPMDevice_To_v1_TPMDevice(in *virtualization.TPMDevice, out *TPMDevice, s conversion.Scope) error {
+	return autoConvert_virtualization_TPMDevice_To_v1_TPMDevice(in, out, s)
+}
+
+func autoConvert_v1_Timer_To_virtualization_Timer(in *Timer, out *virtualization.Timer, s conversion.Scope) error {
+	*out = *(*virtualization.Timer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_Timer_To_virtualization_Timer is an autogenerated conversion function.
+func Convert_v1_Timer_To_virtualization_Timer(in *Timer, out *virtualization.Timer, s conversion.Scope) error {
+	return autoConvert_v1_Timer_To_virtualization_Timer(in, out, s)
+}
+
+func autoConvert_virtualization_Timer_To_v1_Timer(in *virtualization.Timer, out *Timer, s conversion.Scope) error {
+	*out = *(*Timer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_Timer_To_v1_Timer is an autogenerated conversion function.
+func Convert_virtualization_Timer_To_v1_Timer(in *virtualization.Timer, out *Timer, s conversion.Scope) error {
+	return autoConvert_virtualization_Timer_To_v1_Timer(in, out, s)
+}
+
+func autoConvert_v1_TopologyHints_To_virtualization_TopologyHints(in *TopologyHints, out *virtualization.TopologyHints, s conversion.Scope) error {
+	*out = *(*virtualization.TopologyHints)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_TopologyHints_To_virtualization_TopologyHints is an autogenerated conversion function.
+func Convert_v1_TopologyHints_To_virtualization_TopologyHints(in *TopologyHints, out *virtualization.TopologyHints, s conversion.Scope) error {
+	return autoConvert_v1_TopologyHints_To_virtualization_TopologyHints(in, out, s)
+}
+
+func autoConvert_virtualization_TopologyHints_To_v1_TopologyHints(in *virtualization.TopologyHints, out *TopologyHints, s conversion.Scope) error {
+	*out = *(*TopologyHints)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_TopologyHints_To_v1_TopologyHints is an autogenerated conversion function.
+func Convert_virtualization_TopologyHints_To_v1_TopologyHints(in *virtualization.TopologyHints, out *TopologyHints, s conversion.Scope) error {
+	return autoConvert_virtualization_TopologyHints_To_v1_TopologyHints(in, out, s)
+}
+
 func autoConvert_v1_UnpauseOptions_To_virtualization_UnpauseOptions(in *UnpauseOptions, out *virtualization.UnpauseOptions, s conversion.Scope) error {
 	out.DryRun = *(*[]string)(unsafe.Pointer(&in.DryRun))
 	return nil
@@ -1423,6 +4651,166 @@ func autoConvert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in *virtuali
 // Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions is an autogenerated conversion function.
 func Convert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in *virtualization.UnpauseOptions, out *UnpauseOptions, s conversion.Scope) error {
 	return autoConvert_virtualization_UnpauseOptions_To_v1_UnpauseOptions(in, out, s)
+}
+
+func autoConvert_v1_UserPasswordAccessCredential_To_virtualization_UserPasswordAccessCredential(in *UserPasswordAccessCredential, out *virtualization.UserPasswordAccessCredential, s conversion.Scope) error {
+	*out = *(*virtualization.UserPasswordAccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_UserPasswordAccessCredential_To_virtualization_UserPasswordAccessCredential is an autogenerated conversion function.
+func Convert_v1_UserPasswordAccessCredential_To_virtualization_UserPasswordAccessCredential(in *UserPasswordAccessCredential, out *virtualization.UserPasswordAccessCredential, s conversion.Scope) error {
+	return autoConvert_v1_UserPasswordAccessCredential_To_virtualization_UserPasswordAccessCredential(in, out, s)
+}
+
+func autoConvert_virtualization_UserPasswordAccessCredential_To_v1_UserPasswordAccessCredential(in *virtualization.UserPasswordAccessCredential, out *UserPasswordAccessCredential, s conversion.Scope) error {
+	*out = *(*UserPasswordAccessCredential)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_UserPasswordAccessCredential_To_v1_UserPasswordAccessCredential is an autogenerated conversion function.
+func Convert_virtualization_UserPasswordAccessCredential_To_v1_UserPasswordAccessCredential(in *virtualization.UserPasswordAccessCredential, out *UserPasswordAccessCredential, s conversion.Scope) error {
+	return autoConvert_virtualization_UserPasswordAccessCredential_To_v1_UserPasswordAccessCredential(in, out, s)
+}
+
+func autoConvert_v1_UserPasswordAccessCredentialPropagationMethod_To_virtualization_UserPasswordAccessCredentialPropagationMethod(in *UserPasswordAccessCredentialPropagationMethod, out *virtualization.UserPasswordAccessCredentialPropagationMethod, s conversion.Scope) error {
+	*out = *(*virtualization.UserPasswordAccessCredentialPropagationMethod)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_UserPasswordAccessCredentialPropagationMethod_To_virtualization_UserPasswordAccessCredentialPropagationMethod is an autogenerated conversion function.
+func Convert_v1_UserPasswordAccessCredentialPropagationMethod_To_virtualization_UserPasswordAccessCredentialPropagationMethod(in *UserPasswordAccessCredentialPropagationMethod, out *virtualization.UserPasswordAccessCredentialPropagationMethod, s conversion.Scope) error {
+	return autoConvert_v1_UserPasswordAccessCredentialPropagationMethod_To_virtualization_UserPasswordAccessCredentialPropagationMethod(in, out, s)
+}
+
+func autoConvert_virtualization_UserPasswordAccessCredentialPropagationMethod_To_v1_UserPasswordAccessCredentialPropagationMethod(in *virtualization.UserPasswordAccessCredentialPropagationMethod, out *UserPasswordAccessCredentialPropagationMethod, s conversion.Scope) error {
+	*out = *(*UserPasswordAccessCredentialPropagationMethod)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_UserPasswordAccessCredentialPropagationMethod_To_v1_UserPasswordAccessCredentialPropagationMethod is an autogenerated conversion function.
+func Convert_virtualization_UserPasswordAccessCredentialPropagationMethod_To_v1_UserPasswordAccessCredentialPropagationMethod(in *virtualization.UserPasswordAccessCredentialPropagationMethod, out *UserPasswordAccessCredentialPropagationMethod, s conversion.Scope) error {
+	return autoConvert_virtualization_UserPasswordAccessCredentialPropagationMethod_To_v1_UserPasswordAccessCredentialPropagationMethod(in, out, s)
+}
+
+func autoConvert_v1_UserPasswordAccessCredentialSource_To_virtualization_UserPasswordAccessCredentialSource(in *UserPasswordAccessCredentialSource, out *virtualization.UserPasswordAccessCredentialSource, s conversion.Scope) error {
+	*out = *(*virtualization.UserPasswordAccessCredentialSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_UserPasswordAccessCredentialSource_To_virtualization_UserPasswordAccessCredentialSource is an autogenerated conversion function.
+func Convert_v1_UserPasswordAccessCredentialSource_To_virtualization_UserPasswordAccessCredentialSource(in *UserPasswordAccessCredentialSource, out *virtualization.UserPasswordAccessCredentialSource, s conversion.Scope) error {
+	return autoConvert_v1_UserPasswordAccessCredentialSource_To_virtualization_UserPasswordAccessCredentialSource(in, out, s)
+}
+
+func autoConvert_virtualization_UserPasswordAccessCredentialSource_To_v1_UserPasswordAccessCredentialSource(in *virtualization.UserPasswordAccessCredentialSource, out *UserPasswordAccessCredentialSource, s conversion.Scope) error {
+	*out = *(*UserPasswordAccessCredentialSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_UserPasswordAccessCredentialSource_To_v1_UserPasswordAccessCredentialSource is an autogenerated conversion function.
+func Convert_virtualization_UserPasswordAccessCredentialSource_To_v1_UserPasswordAccessCredentialSource(in *virtualization.UserPasswordAccessCredentialSource, out *UserPasswordAccessCredentialSource, s conversion.Scope) error {
+	return autoConvert_virtualization_UserPasswordAccessCredentialSource_To_v1_UserPasswordAccessCredentialSource(in, out, s)
+}
+
+func autoConvert_v1_UtilityVolume_To_virtualization_UtilityVolume(in *UtilityVolume, out *virtualization.UtilityVolume, s conversion.Scope) error {
+	*out = *(*virtualization.UtilityVolume)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_UtilityVolume_To_virtualization_UtilityVolume is an autogenerated conversion function.
+func Convert_v1_UtilityVolume_To_virtualization_UtilityVolume(in *UtilityVolume, out *virtualization.UtilityVolume, s conversion.Scope) error {
+	return autoConvert_v1_UtilityVolume_To_virtualization_UtilityVolume(in, out, s)
+}
+
+func autoConvert_virtualization_UtilityVolume_To_v1_UtilityVolume(in *virtualization.UtilityVolume, out *UtilityVolume, s conversion.Scope) error {
+	*out = *(*UtilityVolume)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_UtilityVolume_To_v1_UtilityVolume is an autogenerated conversion function.
+func Convert_virtualization_UtilityVolume_To_v1_UtilityVolume(in *virtualization.UtilityVolume, out *UtilityVolume, s conversion.Scope) error {
+	return autoConvert_virtualization_UtilityVolume_To_v1_UtilityVolume(in, out, s)
+}
+
+func autoConvert_v1_VGPUDisplayOptions_To_virtualization_VGPUDisplayOptions(in *VGPUDisplayOptions, out *virtualization.VGPUDisplayOptions, s conversion.Scope) error {
+	*out = *(*virtualization.VGPUDisplayOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VGPUDisplayOptions_To_virtualization_VGPUDisplayOptions is an autogenerated conversion function.
+func Convert_v1_VGPUDisplayOptions_To_virtualization_VGPUDisplayOptions(in *VGPUDisplayOptions, out *virtualization.VGPUDisplayOptions, s conversion.Scope) error {
+	return autoConvert_v1_VGPUDisplayOptions_To_virtualization_VGPUDisplayOptions(in, out, s)
+}
+
+func autoConvert_virtualization_VGPUDisplayOptions_To_v1_VGPUDisplayOptions(in *virtualization.VGPUDisplayOptions, out *VGPUDisplayOptions, s conversion.Scope) error {
+	*out = *(*VGPUDisplayOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VGPUDisplayOptions_To_v1_VGPUDisplayOptions is an autogenerated conversion function.
+func Convert_virtualization_VGPUDisplayOptions_To_v1_VGPUDisplayOptions(in *virtualization.VGPUDisplayOptions, out *VGPUDisplayOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_VGPUDisplayOptions_To_v1_VGPUDisplayOptions(in, out, s)
+}
+
+func autoConvert_v1_VGPUOptions_To_virtualization_VGPUOptions(in *VGPUOptions, out *virtualization.VGPUOptions, s conversion.Scope) error {
+	*out = *(*virtualization.VGPUOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VGPUOptions_To_virtualization_VGPUOptions is an autogenerated conversion function.
+func Convert_v1_VGPUOptions_To_virtualization_VGPUOptions(in *VGPUOptions, out *virtualization.VGPUOptions, s conversion.Scope) error {
+	return autoConvert_v1_VGPUOptions_To_virtualization_VGPUOptions(in, out, s)
+}
+
+func autoConvert_virtualization_VGPUOptions_To_v1_VGPUOptions(in *virtualization.VGPUOptions, out *VGPUOptions, s conversion.Scope) error {
+	*out = *(*VGPUOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VGPUOptions_To_v1_VGPUOptions is an autogenerated conversion function.
+func Convert_virtualization_VGPUOptions_To_v1_VGPUOptions(in *virtualization.VGPUOptions, out *VGPUOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_VGPUOptions_To_v1_VGPUOptions(in, out, s)
+}
+
+func autoConvert_v1_VMIMConfigurationOptions_To_virtualization_VMIMConfigurationOptions(in *VMIMConfigurationOptions, out *virtualization.VMIMConfigurationOptions, s conversion.Scope) error {
+	*out = *(*virtualization.VMIMConfigurationOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VMIMConfigurationOptions_To_virtualization_VMIMConfigurationOptions is an autogenerated conversion function.
+func Convert_v1_VMIMConfigurationOptions_To_virtualization_VMIMConfigurationOptions(in *VMIMConfigurationOptions, out *virtualization.VMIMConfigurationOptions, s conversion.Scope) error {
+	return autoConvert_v1_VMIMConfigurationOptions_To_virtualization_VMIMConfigurationOptions(in, out, s)
+}
+
+func autoConvert_virtualization_VMIMConfigurationOptions_To_v1_VMIMConfigurationOptions(in *virtualization.VMIMConfigurationOptions, out *VMIMConfigurationOptions, s conversion.Scope) error {
+	*out = *(*VMIMConfigurationOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VMIMConfigurationOptions_To_v1_VMIMConfigurationOptions is an autogenerated conversion function.
+func Convert_virtualization_VMIMConfigurationOptions_To_v1_VMIMConfigurationOptions(in *virtualization.VMIMConfigurationOptions, out *VMIMConfigurationOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_VMIMConfigurationOptions_To_v1_VMIMConfigurationOptions(in, out, s)
+}
+
+func autoConvert_v1_VideoDevice_To_virtualization_VideoDevice(in *VideoDevice, out *virtualization.VideoDevice, s conversion.Scope) error {
+	*out = *(*virtualization.VideoDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VideoDevice_To_virtualization_VideoDevice is an autogenerated conversion function.
+func Convert_v1_VideoDevice_To_virtualization_VideoDevice(in *VideoDevice, out *virtualization.VideoDevice, s conversion.Scope) error {
+	return autoConvert_v1_VideoDevice_To_virtualization_VideoDevice(in, out, s)
+}
+
+func autoConvert_virtualization_VideoDevice_To_v1_VideoDevice(in *virtualization.VideoDevice, out *VideoDevice, s conversion.Scope) error {
+	*out = *(*VideoDevice)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VideoDevice_To_v1_VideoDevice is an autogenerated conversion function.
+func Convert_virtualization_VideoDevice_To_v1_VideoDevice(in *virtualization.VideoDevice, out *VideoDevice, s conversion.Scope) error {
+	return autoConvert_virtualization_VideoDevice_To_v1_VideoDevice(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachine_To_virtualization_VirtualMachine(in *VirtualMachine, out *virtualization.VirtualMachine, s conversion.Scope) error {
@@ -1509,6 +4897,66 @@ func Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(
 	return autoConvert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstanceBackupStatus_To_virtualization_VirtualMachineInstanceBackupStatus(in *VirtualMachineInstanceBackupStatus, out *virtualization.VirtualMachineInstanceBackupStatus, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceBackupStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceBackupStatus_To_virtualization_VirtualMachineInstanceBackupStatus is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceBackupStatus_To_virtualization_VirtualMachineInstanceBackupStatus(in *VirtualMachineInstanceBackupStatus, out *virtualization.VirtualMachineInstanceBackupStatus, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceBackupStatus_To_virtualization_VirtualMachineInstanceBackupStatus(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceBackupStatus_To_v1_VirtualMachineInstanceBackupStatus(in *virtualization.VirtualMachineInstanceBackupStatus, out *VirtualMachineInstanceBackupStatus, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceBackupStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceBackupStatus_To_v1_VirtualMachineInstanceBackupStatus is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceBackupStatus_To_v1_VirtualMachineInstanceBackupStatus(in *virtualization.VirtualMachineInstanceBackupStatus, out *VirtualMachineInstanceBackupStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceBackupStatus_To_v1_VirtualMachineInstanceBackupStatus(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceBackupVolumeInfo_To_virtualization_VirtualMachineInstanceBackupVolumeInfo(in *VirtualMachineInstanceBackupVolumeInfo, out *virtualization.VirtualMachineInstanceBackupVolumeInfo, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceBackupVolumeInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceBackupVolumeInfo_To_virtualization_VirtualMachineInstanceBackupVolumeInfo is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceBackupVolumeInfo_To_virtualization_VirtualMachineInstanceBackupVolumeInfo(in *VirtualMachineInstanceBackupVolumeInfo, out *virtualization.VirtualMachineInstanceBackupVolumeInfo, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceBackupVolumeInfo_To_virtualization_VirtualMachineInstanceBackupVolumeInfo(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceBackupVolumeInfo_To_v1_VirtualMachineInstanceBackupVolumeInfo(in *virtualization.VirtualMachineInstanceBackupVolumeInfo, out *VirtualMachineInstanceBackupVolumeInfo, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceBackupVolumeInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceBackupVolumeInfo_To_v1_VirtualMachineInstanceBackupVolumeInfo is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceBackupVolumeInfo_To_v1_VirtualMachineInstanceBackupVolumeInfo(in *virtualization.VirtualMachineInstanceBackupVolumeInfo, out *VirtualMachineInstanceBackupVolumeInfo, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceBackupVolumeInfo_To_v1_VirtualMachineInstanceBackupVolumeInfo(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceCommonMigrationState_To_virtualization_VirtualMachineInstanceCommonMigrationState(in *VirtualMachineInstanceCommonMigrationState, out *virtualization.VirtualMachineInstanceCommonMigrationState, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceCommonMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceCommonMigrationState_To_virtualization_VirtualMachineInstanceCommonMigrationState is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceCommonMigrationState_To_virtualization_VirtualMachineInstanceCommonMigrationState(in *VirtualMachineInstanceCommonMigrationState, out *virtualization.VirtualMachineInstanceCommonMigrationState, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceCommonMigrationState_To_virtualization_VirtualMachineInstanceCommonMigrationState(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceCommonMigrationState_To_v1_VirtualMachineInstanceCommonMigrationState(in *virtualization.VirtualMachineInstanceCommonMigrationState, out *VirtualMachineInstanceCommonMigrationState, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceCommonMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceCommonMigrationState_To_v1_VirtualMachineInstanceCommonMigrationState is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceCommonMigrationState_To_v1_VirtualMachineInstanceCommonMigrationState(in *virtualization.VirtualMachineInstanceCommonMigrationState, out *VirtualMachineInstanceCommonMigrationState, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceCommonMigrationState_To_v1_VirtualMachineInstanceCommonMigrationState(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineInstanceCondition_To_virtualization_VirtualMachineInstanceCondition(in *VirtualMachineInstanceCondition, out *virtualization.VirtualMachineInstanceCondition, s conversion.Scope) error {
 	*out = *(*virtualization.VirtualMachineInstanceCondition)(unsafe.Pointer(in))
 	return nil
@@ -1575,17 +5023,7 @@ func Convert_virtualization_VirtualMachineInstanceGuestOSInfo_To_v1_VirtualMachi
 
 func autoConvert_v1_VirtualMachineInstanceList_To_virtualization_VirtualMachineInstanceList(in *VirtualMachineInstanceList, out *virtualization.VirtualMachineInstanceList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]virtualization.VirtualMachineInstance, len(*in))
-		for i := range *in {
-			if err := Convert_v1_VirtualMachineInstance_To_virtualization_VirtualMachineInstance(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]virtualization.VirtualMachineInstance)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
@@ -1596,23 +5034,73 @@ func Convert_v1_VirtualMachineInstanceList_To_virtualization_VirtualMachineInsta
 
 func autoConvert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(in *virtualization.VirtualMachineInstanceList, out *VirtualMachineInstanceList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]VirtualMachineInstance, len(*in))
-		for i := range *in {
-			if err := Convert_virtualization_VirtualMachineInstance_To_v1_VirtualMachineInstance(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]VirtualMachineInstance)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
 // Convert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(in *virtualization.VirtualMachineInstanceList, out *VirtualMachineInstanceList, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(in *VirtualMachineInstanceMigrationSourceState, out *virtualization.VirtualMachineInstanceMigrationSourceState, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationSourceState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(in *VirtualMachineInstanceMigrationSourceState, out *virtualization.VirtualMachineInstanceMigrationSourceState, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState(in *virtualization.VirtualMachineInstanceMigrationSourceState, out *VirtualMachineInstanceMigrationSourceState, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationSourceState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState(in *virtualization.VirtualMachineInstanceMigrationSourceState, out *VirtualMachineInstanceMigrationSourceState, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(in *VirtualMachineInstanceMigrationState, out *virtualization.VirtualMachineInstanceMigrationState, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(in *VirtualMachineInstanceMigrationState, out *virtualization.VirtualMachineInstanceMigrationState, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(in *virtualization.VirtualMachineInstanceMigrationState, out *VirtualMachineInstanceMigrationState, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(in *virtualization.VirtualMachineInstanceMigrationState, out *VirtualMachineInstanceMigrationState, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState(in *VirtualMachineInstanceMigrationTargetState, out *virtualization.VirtualMachineInstanceMigrationTargetState, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationTargetState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState(in *VirtualMachineInstanceMigrationTargetState, out *virtualization.VirtualMachineInstanceMigrationTargetState, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationTargetState_To_v1_VirtualMachineInstanceMigrationTargetState(in *virtualization.VirtualMachineInstanceMigrationTargetState, out *VirtualMachineInstanceMigrationTargetState, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationTargetState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationTargetState_To_v1_VirtualMachineInstanceMigrationTargetState is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationTargetState_To_v1_VirtualMachineInstanceMigrationTargetState(in *virtualization.VirtualMachineInstanceMigrationTargetState, out *VirtualMachineInstanceMigrationTargetState, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationTargetState_To_v1_VirtualMachineInstanceMigrationTargetState(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineInstanceNetworkInterface_To_virtualization_VirtualMachineInstanceNetworkInterface(in *VirtualMachineInstanceNetworkInterface, out *virtualization.VirtualMachineInstanceNetworkInterface, s conversion.Scope) error {
@@ -1709,17 +5197,7 @@ func Convert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_Virt
 
 func autoConvert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList(in *VirtualMachineInstanceReplicaSetList, out *virtualization.VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]virtualization.VirtualMachineInstanceReplicaSet, len(*in))
-		for i := range *in {
-			if err := Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]virtualization.VirtualMachineInstanceReplicaSet)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
@@ -1730,17 +5208,7 @@ func Convert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMa
 
 func autoConvert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList(in *virtualization.VirtualMachineInstanceReplicaSetList, out *VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]VirtualMachineInstanceReplicaSet, len(*in))
-		for i := range *in {
-			if err := Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]VirtualMachineInstanceReplicaSet)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
@@ -1750,18 +5218,7 @@ func Convert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMa
 }
 
 func autoConvert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(in *VirtualMachineInstanceReplicaSetSpec, out *virtualization.VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
-	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
-	out.Selector = (*metav1.LabelSelector)(unsafe.Pointer(in.Selector))
-	if in.Template != nil {
-		in, out := &in.Template, &out.Template
-		*out = new(virtualization.VirtualMachineInstanceTemplateSpec)
-		if err := Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
-			return err
-		}
-	} else {
-		out.Template = nil
-	}
-	out.Paused = in.Paused
+	*out = *(*virtualization.VirtualMachineInstanceReplicaSetSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1771,18 +5228,7 @@ func Convert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMa
 }
 
 func autoConvert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(in *virtualization.VirtualMachineInstanceReplicaSetSpec, out *VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
-	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
-	out.Selector = (*metav1.LabelSelector)(unsafe.Pointer(in.Selector))
-	if in.Template != nil {
-		in, out := &in.Template, &out.Template
-		*out = new(VirtualMachineInstanceTemplateSpec)
-		if err := Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
-			return err
-		}
-	} else {
-		out.Template = nil
-	}
-	out.Paused = in.Paused
+	*out = *(*VirtualMachineInstanceReplicaSetSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1811,20 +5257,28 @@ func Convert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_Virtual
 	return autoConvert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstanceResourceClaim_To_virtualization_VirtualMachineInstanceResourceClaim(in *VirtualMachineInstanceResourceClaim, out *virtualization.VirtualMachineInstanceResourceClaim, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceResourceClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceResourceClaim_To_virtualization_VirtualMachineInstanceResourceClaim is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceResourceClaim_To_virtualization_VirtualMachineInstanceResourceClaim(in *VirtualMachineInstanceResourceClaim, out *virtualization.VirtualMachineInstanceResourceClaim, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceResourceClaim_To_virtualization_VirtualMachineInstanceResourceClaim(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceResourceClaim_To_v1_VirtualMachineInstanceResourceClaim(in *virtualization.VirtualMachineInstanceResourceClaim, out *VirtualMachineInstanceResourceClaim, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceResourceClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceResourceClaim_To_v1_VirtualMachineInstanceResourceClaim is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceResourceClaim_To_v1_VirtualMachineInstanceResourceClaim(in *virtualization.VirtualMachineInstanceResourceClaim, out *VirtualMachineInstanceResourceClaim, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceResourceClaim_To_v1_VirtualMachineInstanceResourceClaim(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(in *VirtualMachineInstanceSpec, out *virtualization.VirtualMachineInstanceSpec, s conversion.Scope) error {
-	if err := Convert_v1_DomainSpec_To_virtualization_DomainSpec(&in.Domain, &out.Domain, s); err != nil {
-		return err
-	}
-	out.NodeSelector = *(*map[string]string)(unsafe.Pointer(&in.NodeSelector))
-	out.Affinity = (*corev1.Affinity)(unsafe.Pointer(in.Affinity))
-	out.Tolerations = *(*[]corev1.Toleration)(unsafe.Pointer(&in.Tolerations))
-	out.TerminationGracePeriodSeconds = (*int64)(unsafe.Pointer(in.TerminationGracePeriodSeconds))
-	out.Volumes = *(*[]virtualization.Volume)(unsafe.Pointer(&in.Volumes))
-	out.Networks = *(*[]virtualization.Network)(unsafe.Pointer(&in.Networks))
-	out.Hostname = in.Hostname
-	out.Subdomain = in.Subdomain
-	out.PriorityClassName = in.PriorityClassName
-	out.SchedulerName = in.SchedulerName
+	*out = *(*virtualization.VirtualMachineInstanceSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1834,19 +5288,7 @@ func Convert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInsta
 }
 
 func autoConvert_virtualization_VirtualMachineInstanceSpec_To_v1_VirtualMachineInstanceSpec(in *virtualization.VirtualMachineInstanceSpec, out *VirtualMachineInstanceSpec, s conversion.Scope) error {
-	if err := Convert_virtualization_DomainSpec_To_v1_DomainSpec(&in.Domain, &out.Domain, s); err != nil {
-		return err
-	}
-	out.NodeSelector = *(*map[string]string)(unsafe.Pointer(&in.NodeSelector))
-	out.Affinity = (*corev1.Affinity)(unsafe.Pointer(in.Affinity))
-	out.Tolerations = *(*[]corev1.Toleration)(unsafe.Pointer(&in.Tolerations))
-	out.TerminationGracePeriodSeconds = (*int64)(unsafe.Pointer(in.TerminationGracePeriodSeconds))
-	out.Volumes = *(*[]Volume)(unsafe.Pointer(&in.Volumes))
-	out.Networks = *(*[]Network)(unsafe.Pointer(&in.Networks))
-	out.Hostname = in.Hostname
-	out.Subdomain = in.Subdomain
-	out.PriorityClassName = in.PriorityClassName
-	out.SchedulerName = in.SchedulerName
+	*out = *(*VirtualMachineInstanceSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1876,10 +5318,7 @@ func Convert_virtualization_VirtualMachineInstanceStatus_To_v1_VirtualMachineIns
 }
 
 func autoConvert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(in *VirtualMachineInstanceTemplateSpec, out *virtualization.VirtualMachineInstanceTemplateSpec, s conversion.Scope) error {
-	out.ObjectMeta = in.ObjectMeta
-	if err := Convert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
-		return err
-	}
+	*out = *(*virtualization.VirtualMachineInstanceTemplateSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1889,10 +5328,7 @@ func Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMach
 }
 
 func autoConvert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(in *virtualization.VirtualMachineInstanceTemplateSpec, out *VirtualMachineInstanceTemplateSpec, s conversion.Scope) error {
-	out.ObjectMeta = in.ObjectMeta
-	if err := Convert_virtualization_VirtualMachineInstanceSpec_To_v1_VirtualMachineInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
-		return err
-	}
+	*out = *(*VirtualMachineInstanceTemplateSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1903,17 +5339,7 @@ func Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMach
 
 func autoConvert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *VirtualMachineList, out *virtualization.VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]virtualization.VirtualMachine, len(*in))
-		for i := range *in {
-			if err := Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]virtualization.VirtualMachine)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
@@ -1924,17 +5350,7 @@ func Convert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *Virt
 
 func autoConvert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in *virtualization.VirtualMachineList, out *VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
-	if in.Items != nil {
-		in, out := &in.Items, &out.Items
-		*out = make([]VirtualMachine, len(*in))
-		for i := range *in {
-			if err := Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Items = nil
-	}
+	out.Items = *(*[]VirtualMachine)(unsafe.Pointer(&in.Items))
 	return nil
 }
 
@@ -1943,18 +5359,28 @@ func Convert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in *virt
 	return autoConvert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineMemoryDumpRequest_To_virtualization_VirtualMachineMemoryDumpRequest(in *VirtualMachineMemoryDumpRequest, out *virtualization.VirtualMachineMemoryDumpRequest, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineMemoryDumpRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineMemoryDumpRequest_To_virtualization_VirtualMachineMemoryDumpRequest is an autogenerated conversion function.
+func Convert_v1_VirtualMachineMemoryDumpRequest_To_virtualization_VirtualMachineMemoryDumpRequest(in *VirtualMachineMemoryDumpRequest, out *virtualization.VirtualMachineMemoryDumpRequest, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineMemoryDumpRequest_To_virtualization_VirtualMachineMemoryDumpRequest(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(in *virtualization.VirtualMachineMemoryDumpRequest, out *VirtualMachineMemoryDumpRequest, s conversion.Scope) error {
+	*out = *(*VirtualMachineMemoryDumpRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(in *virtualization.VirtualMachineMemoryDumpRequest, out *VirtualMachineMemoryDumpRequest, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *VirtualMachineSpec, out *virtualization.VirtualMachineSpec, s conversion.Scope) error {
-	out.Running = (*bool)(unsafe.Pointer(in.Running))
-	out.RunStrategy = (*virtualization.VirtualMachineRunStrategy)(unsafe.Pointer(in.RunStrategy))
-	if in.Template != nil {
-		in, out := &in.Template, &out.Template
-		*out = new(virtualization.VirtualMachineInstanceTemplateSpec)
-		if err := Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
-			return err
-		}
-	} else {
-		out.Template = nil
-	}
+	*out = *(*virtualization.VirtualMachineSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -1964,17 +5390,7 @@ func Convert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *Virt
 }
 
 func autoConvert_virtualization_VirtualMachineSpec_To_v1_VirtualMachineSpec(in *virtualization.VirtualMachineSpec, out *VirtualMachineSpec, s conversion.Scope) error {
-	out.Running = (*bool)(unsafe.Pointer(in.Running))
-	out.RunStrategy = (*VirtualMachineRunStrategy)(unsafe.Pointer(in.RunStrategy))
-	if in.Template != nil {
-		in, out := &in.Template, &out.Template
-		*out = new(VirtualMachineInstanceTemplateSpec)
-		if err := Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
-			return err
-		}
-	} else {
-		out.Template = nil
-	}
+	*out = *(*VirtualMachineSpec)(unsafe.Pointer(in))
 	return nil
 }
 
@@ -2043,6 +5459,26 @@ func Convert_virtualization_VirtualMachineStatus_To_v1_VirtualMachineStatus(in *
 	return autoConvert_virtualization_VirtualMachineStatus_To_v1_VirtualMachineStatus(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineVolumeRequest_To_virtualization_VirtualMachineVolumeRequest(in *VirtualMachineVolumeRequest, out *virtualization.VirtualMachineVolumeRequest, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineVolumeRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineVolumeRequest_To_virtualization_VirtualMachineVolumeRequest is an autogenerated conversion function.
+func Convert_v1_VirtualMachineVolumeRequest_To_virtualization_VirtualMachineVolumeRequest(in *VirtualMachineVolumeRequest, out *virtualization.VirtualMachineVolumeRequest, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineVolumeRequest_To_virtualization_VirtualMachineVolumeRequest(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineVolumeRequest_To_v1_VirtualMachineVolumeRequest(in *virtualization.VirtualMachineVolumeRequest, out *VirtualMachineVolumeRequest, s conversion.Scope) error {
+	*out = *(*VirtualMachineVolumeRequest)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineVolumeRequest_To_v1_VirtualMachineVolumeRequest is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineVolumeRequest_To_v1_VirtualMachineVolumeRequest(in *virtualization.VirtualMachineVolumeRequest, out *VirtualMachineVolumeRequest, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineVolumeRequest_To_v1_VirtualMachineVolumeRequest(in, out, s)
+}
+
 func autoConvert_v1_Volume_To_virtualization_Volume(in *Volume, out *virtualization.Volume, s conversion.Scope) error {
 	*out = *(*virtualization.Volume)(unsafe.Pointer(in))
 	return nil
@@ -2061,6 +5497,46 @@ func autoConvert_virtualization_Volume_To_v1_Volume(in *virtualization.Volume, o
 // Convert_virtualization_Volume_To_v1_Volume is an autogenerated conversion function.
 func Convert_virtualization_Volume_To_v1_Volume(in *virtualization.Volume, out *Volume, s conversion.Scope) error {
 	return autoConvert_virtualization_Volume_To_v1_Volume(in, out, s)
+}
+
+func autoConvert_v1_VolumeMigrationState_To_virtualization_VolumeMigrationState(in *VolumeMigrationState, out *virtualization.VolumeMigrationState, s conversion.Scope) error {
+	*out = *(*virtualization.VolumeMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VolumeMigrationState_To_virtualization_VolumeMigrationState is an autogenerated conversion function.
+func Convert_v1_VolumeMigrationState_To_virtualization_VolumeMigrationState(in *VolumeMigrationState, out *virtualization.VolumeMigrationState, s conversion.Scope) error {
+	return autoConvert_v1_VolumeMigrationState_To_virtualization_VolumeMigrationState(in, out, s)
+}
+
+func autoConvert_virtualization_VolumeMigrationState_To_v1_VolumeMigrationState(in *virtualization.VolumeMigrationState, out *VolumeMigrationState, s conversion.Scope) error {
+	*out = *(*VolumeMigrationState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VolumeMigrationState_To_v1_VolumeMigrationState is an autogenerated conversion function.
+func Convert_virtualization_VolumeMigrationState_To_v1_VolumeMigrationState(in *virtualization.VolumeMigrationState, out *VolumeMigrationState, s conversion.Scope) error {
+	return autoConvert_virtualization_VolumeMigrationState_To_v1_VolumeMigrationState(in, out, s)
+}
+
+func autoConvert_v1_VolumeSnapshotStatus_To_virtualization_VolumeSnapshotStatus(in *VolumeSnapshotStatus, out *virtualization.VolumeSnapshotStatus, s conversion.Scope) error {
+	*out = *(*virtualization.VolumeSnapshotStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VolumeSnapshotStatus_To_virtualization_VolumeSnapshotStatus is an autogenerated conversion function.
+func Convert_v1_VolumeSnapshotStatus_To_virtualization_VolumeSnapshotStatus(in *VolumeSnapshotStatus, out *virtualization.VolumeSnapshotStatus, s conversion.Scope) error {
+	return autoConvert_v1_VolumeSnapshotStatus_To_virtualization_VolumeSnapshotStatus(in, out, s)
+}
+
+func autoConvert_virtualization_VolumeSnapshotStatus_To_v1_VolumeSnapshotStatus(in *virtualization.VolumeSnapshotStatus, out *VolumeSnapshotStatus, s conversion.Scope) error {
+	*out = *(*VolumeSnapshotStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VolumeSnapshotStatus_To_v1_VolumeSnapshotStatus is an autogenerated conversion function.
+func Convert_virtualization_VolumeSnapshotStatus_To_v1_VolumeSnapshotStatus(in *virtualization.VolumeSnapshotStatus, out *VolumeSnapshotStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_VolumeSnapshotStatus_To_v1_VolumeSnapshotStatus(in, out, s)
 }
 
 func autoConvert_v1_VolumeSource_To_virtualization_VolumeSource(in *VolumeSource, out *virtualization.VolumeSource, s conversion.Scope) error {
@@ -2101,6 +5577,26 @@ func autoConvert_virtualization_VolumeStatus_To_v1_VolumeStatus(in *virtualizati
 // Convert_virtualization_VolumeStatus_To_v1_VolumeStatus is an autogenerated conversion function.
 func Convert_virtualization_VolumeStatus_To_v1_VolumeStatus(in *virtualization.VolumeStatus, out *VolumeStatus, s conversion.Scope) error {
 	return autoConvert_virtualization_VolumeStatus_To_v1_VolumeStatus(in, out, s)
+}
+
+func autoConvert_v1_VolumeUpdateState_To_virtualization_VolumeUpdateState(in *VolumeUpdateState, out *virtualization.VolumeUpdateState, s conversion.Scope) error {
+	*out = *(*virtualization.VolumeUpdateState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VolumeUpdateState_To_virtualization_VolumeUpdateState is an autogenerated conversion function.
+func Convert_v1_VolumeUpdateState_To_virtualization_VolumeUpdateState(in *VolumeUpdateState, out *virtualization.VolumeUpdateState, s conversion.Scope) error {
+	return autoConvert_v1_VolumeUpdateState_To_virtualization_VolumeUpdateState(in, out, s)
+}
+
+func autoConvert_virtualization_VolumeUpdateState_To_v1_VolumeUpdateState(in *virtualization.VolumeUpdateState, out *VolumeUpdateState, s conversion.Scope) error {
+	*out = *(*VolumeUpdateState)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VolumeUpdateState_To_v1_VolumeUpdateState is an autogenerated conversion function.
+func Convert_virtualization_VolumeUpdateState_To_v1_VolumeUpdateState(in *virtualization.VolumeUpdateState, out *VolumeUpdateState, s conversion.Scope) error {
+	return autoConvert_virtualization_VolumeUpdateState_To_v1_VolumeUpdateState(in, out, s)
 }
 
 func autoConvert_v1_Watchdog_To_virtualization_Watchdog(in *Watchdog, out *virtualization.Watchdog, s conversion.Scope) error {

@@ -49,6 +49,11 @@ func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
 		for i := range in.Spec.Template.Spec.Domain.Devices.Disks {
 			a := &in.Spec.Template.Spec.Domain.Devices.Disks[i]
 			SetDefaults_Disk(a)
+			if a.BlockSize != nil {
+				if a.BlockSize.MatchVolume != nil {
+					SetDefaults_FeatureState(a.BlockSize.MatchVolume)
+				}
+			}
 		}
 		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
 			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
@@ -59,10 +64,124 @@ func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
 				SetDefaults_I6300ESBWatchdog(in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB)
 			}
 		}
+		for i := range in.Spec.Template.Spec.Domain.Devices.Inputs {
+			a := &in.Spec.Template.Spec.Domain.Devices.Inputs[i]
+			SetDefaults_Input(a)
+		}
+		for i := range in.Spec.Template.Spec.Domain.Devices.GPUs {
+			a := &in.Spec.Template.Spec.Domain.Devices.GPUs[i]
+			if a.VirtualGPUOptions != nil {
+				if a.VirtualGPUOptions.Display != nil {
+					if a.VirtualGPUOptions.Display.RamFB != nil {
+						SetDefaults_FeatureState(a.VirtualGPUOptions.Display.RamFB)
+					}
+				}
+			}
+		}
+		if in.Spec.Template.Spec.Domain.Devices.Sound != nil {
+			SetDefaults_SoundDevice(in.Spec.Template.Spec.Domain.Devices.Sound)
+		}
+		if in.Spec.Template.Spec.Domain.Clock != nil {
+			if in.Spec.Template.Spec.Domain.Clock.Timer != nil {
+				if in.Spec.Template.Spec.Domain.Clock.Timer.HPET != nil {
+					SetDefaults_HPETTimer(in.Spec.Template.Spec.Domain.Clock.Timer.HPET)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.KVM != nil {
+					SetDefaults_KVMTimer(in.Spec.Template.Spec.Domain.Clock.Timer.KVM)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.PIT != nil {
+					SetDefaults_PITTimer(in.Spec.Template.Spec.Domain.Clock.Timer.PIT)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.RTC != nil {
+					SetDefaults_RTCTimer(in.Spec.Template.Spec.Domain.Clock.Timer.RTC)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.Hyperv != nil {
+					SetDefaults_HypervTimer(in.Spec.Template.Spec.Domain.Clock.Timer.Hyperv)
+				}
+			}
+		}
+		if in.Spec.Template.Spec.Domain.Features != nil {
+			SetDefaults_FeatureState(&in.Spec.Template.Spec.Domain.Features.ACPI)
+			if in.Spec.Template.Spec.Domain.Features.APIC != nil {
+				SetDefaults_FeatureAPIC(in.Spec.Template.Spec.Domain.Features.APIC)
+			}
+			if in.Spec.Template.Spec.Domain.Features.Hyperv != nil {
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Relaxed != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Relaxed)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VAPIC != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.VAPIC)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Spinlocks != nil {
+					SetDefaults_FeatureSpinlocks(in.Spec.Template.Spec.Domain.Features.Hyperv.Spinlocks)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VPIndex != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.VPIndex)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Runtime != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Runtime)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNIC != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNIC)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer != nil {
+					SetDefaults_SyNICTimer(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer)
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer.Direct != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer.Direct)
+					}
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.HypervReset != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.HypervReset)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VendorID != nil {
+					SetDefaults_FeatureVendorID(in.Spec.Template.Spec.Domain.Features.Hyperv.VendorID)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Frequencies != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Frequencies)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Reenlightenment != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Reenlightenment)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush != nil {
+					SetDefaults_TLBFlush(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush)
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Direct != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Direct)
+					}
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Extended != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Extended)
+					}
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.IPI != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.IPI)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.EVMCS != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.EVMCS)
+				}
+			}
+			if in.Spec.Template.Spec.Domain.Features.SMM != nil {
+				SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.SMM)
+			}
+			if in.Spec.Template.Spec.Domain.Features.Pvspinlock != nil {
+				SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Pvspinlock)
+			}
+		}
 		for i := range in.Spec.Template.Spec.Networks {
 			a := &in.Spec.Template.Spec.Networks[i]
 			if a.NetworkSource.Pod != nil {
 				SetDefaults_PodNetwork(a.NetworkSource.Pod)
+			}
+		}
+	}
+	for i := range in.Status.VolumeRequests {
+		a := &in.Status.VolumeRequests[i]
+		if a.AddVolumeOptions != nil {
+			if a.AddVolumeOptions.Disk != nil {
+				SetDefaults_Disk(a.AddVolumeOptions.Disk)
+				if a.AddVolumeOptions.Disk.BlockSize != nil {
+					if a.AddVolumeOptions.Disk.BlockSize.MatchVolume != nil {
+						SetDefaults_FeatureState(a.AddVolumeOptions.Disk.BlockSize.MatchVolume)
+					}
+				}
 			}
 		}
 	}
@@ -73,6 +192,11 @@ func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {
 	for i := range in.Spec.Domain.Devices.Disks {
 		a := &in.Spec.Domain.Devices.Disks[i]
 		SetDefaults_Disk(a)
+		if a.BlockSize != nil {
+			if a.BlockSize.MatchVolume != nil {
+				SetDefaults_FeatureState(a.BlockSize.MatchVolume)
+			}
+		}
 	}
 	for i := range in.Spec.Domain.Devices.Interfaces {
 		a := &in.Spec.Domain.Devices.Interfaces[i]
@@ -81,6 +205,107 @@ func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {
 	if in.Spec.Domain.Devices.Watchdog != nil {
 		if in.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB != nil {
 			SetDefaults_I6300ESBWatchdog(in.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB)
+		}
+	}
+	for i := range in.Spec.Domain.Devices.Inputs {
+		a := &in.Spec.Domain.Devices.Inputs[i]
+		SetDefaults_Input(a)
+	}
+	for i := range in.Spec.Domain.Devices.GPUs {
+		a := &in.Spec.Domain.Devices.GPUs[i]
+		if a.VirtualGPUOptions != nil {
+			if a.VirtualGPUOptions.Display != nil {
+				if a.VirtualGPUOptions.Display.RamFB != nil {
+					SetDefaults_FeatureState(a.VirtualGPUOptions.Display.RamFB)
+				}
+			}
+		}
+	}
+	if in.Spec.Domain.Devices.Sound != nil {
+		SetDefaults_SoundDevice(in.Spec.Domain.Devices.Sound)
+	}
+	if in.Spec.Domain.Clock != nil {
+		if in.Spec.Domain.Clock.Timer != nil {
+			if in.Spec.Domain.Clock.Timer.HPET != nil {
+				SetDefaults_HPETTimer(in.Spec.Domain.Clock.Timer.HPET)
+			}
+			if in.Spec.Domain.Clock.Timer.KVM != nil {
+				SetDefaults_KVMTimer(in.Spec.Domain.Clock.Timer.KVM)
+			}
+			if in.Spec.Domain.Clock.Timer.PIT != nil {
+				SetDefaults_PITTimer(in.Spec.Domain.Clock.Timer.PIT)
+			}
+			if in.Spec.Domain.Clock.Timer.RTC != nil {
+				SetDefaults_RTCTimer(in.Spec.Domain.Clock.Timer.RTC)
+			}
+			if in.Spec.Domain.Clock.Timer.Hyperv != nil {
+				SetDefaults_HypervTimer(in.Spec.Domain.Clock.Timer.Hyperv)
+			}
+		}
+	}
+	if in.Spec.Domain.Features != nil {
+		SetDefaults_FeatureState(&in.Spec.Domain.Features.ACPI)
+		if in.Spec.Domain.Features.APIC != nil {
+			SetDefaults_FeatureAPIC(in.Spec.Domain.Features.APIC)
+		}
+		if in.Spec.Domain.Features.Hyperv != nil {
+			if in.Spec.Domain.Features.Hyperv.Relaxed != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.Relaxed)
+			}
+			if in.Spec.Domain.Features.Hyperv.VAPIC != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.VAPIC)
+			}
+			if in.Spec.Domain.Features.Hyperv.Spinlocks != nil {
+				SetDefaults_FeatureSpinlocks(in.Spec.Domain.Features.Hyperv.Spinlocks)
+			}
+			if in.Spec.Domain.Features.Hyperv.VPIndex != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.VPIndex)
+			}
+			if in.Spec.Domain.Features.Hyperv.Runtime != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.Runtime)
+			}
+			if in.Spec.Domain.Features.Hyperv.SyNIC != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.SyNIC)
+			}
+			if in.Spec.Domain.Features.Hyperv.SyNICTimer != nil {
+				SetDefaults_SyNICTimer(in.Spec.Domain.Features.Hyperv.SyNICTimer)
+				if in.Spec.Domain.Features.Hyperv.SyNICTimer.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.SyNICTimer.Direct)
+				}
+			}
+			if in.Spec.Domain.Features.Hyperv.HypervReset != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.HypervReset)
+			}
+			if in.Spec.Domain.Features.Hyperv.VendorID != nil {
+				SetDefaults_FeatureVendorID(in.Spec.Domain.Features.Hyperv.VendorID)
+			}
+			if in.Spec.Domain.Features.Hyperv.Frequencies != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.Frequencies)
+			}
+			if in.Spec.Domain.Features.Hyperv.Reenlightenment != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.Reenlightenment)
+			}
+			if in.Spec.Domain.Features.Hyperv.TLBFlush != nil {
+				SetDefaults_TLBFlush(in.Spec.Domain.Features.Hyperv.TLBFlush)
+				if in.Spec.Domain.Features.Hyperv.TLBFlush.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.TLBFlush.Direct)
+				}
+				if in.Spec.Domain.Features.Hyperv.TLBFlush.Extended != nil {
+					SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.TLBFlush.Extended)
+				}
+			}
+			if in.Spec.Domain.Features.Hyperv.IPI != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.IPI)
+			}
+			if in.Spec.Domain.Features.Hyperv.EVMCS != nil {
+				SetDefaults_FeatureState(in.Spec.Domain.Features.Hyperv.EVMCS)
+			}
+		}
+		if in.Spec.Domain.Features.SMM != nil {
+			SetDefaults_FeatureState(in.Spec.Domain.Features.SMM)
+		}
+		if in.Spec.Domain.Features.Pvspinlock != nil {
+			SetDefaults_FeatureState(in.Spec.Domain.Features.Pvspinlock)
 		}
 	}
 	for i := range in.Spec.Networks {
@@ -105,6 +330,11 @@ func SetObjectDefaults_VirtualMachineInstanceReplicaSet(in *VirtualMachineInstan
 		for i := range in.Spec.Template.Spec.Domain.Devices.Disks {
 			a := &in.Spec.Template.Spec.Domain.Devices.Disks[i]
 			SetDefaults_Disk(a)
+			if a.BlockSize != nil {
+				if a.BlockSize.MatchVolume != nil {
+					SetDefaults_FeatureState(a.BlockSize.MatchVolume)
+				}
+			}
 		}
 		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
 			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
@@ -113,6 +343,107 @@ func SetObjectDefaults_VirtualMachineInstanceReplicaSet(in *VirtualMachineInstan
 		if in.Spec.Template.Spec.Domain.Devices.Watchdog != nil {
 			if in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB != nil {
 				SetDefaults_I6300ESBWatchdog(in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB)
+			}
+		}
+		for i := range in.Spec.Template.Spec.Domain.Devices.Inputs {
+			a := &in.Spec.Template.Spec.Domain.Devices.Inputs[i]
+			SetDefaults_Input(a)
+		}
+		for i := range in.Spec.Template.Spec.Domain.Devices.GPUs {
+			a := &in.Spec.Template.Spec.Domain.Devices.GPUs[i]
+			if a.VirtualGPUOptions != nil {
+				if a.VirtualGPUOptions.Display != nil {
+					if a.VirtualGPUOptions.Display.RamFB != nil {
+						SetDefaults_FeatureState(a.VirtualGPUOptions.Display.RamFB)
+					}
+				}
+			}
+		}
+		if in.Spec.Template.Spec.Domain.Devices.Sound != nil {
+			SetDefaults_SoundDevice(in.Spec.Template.Spec.Domain.Devices.Sound)
+		}
+		if in.Spec.Template.Spec.Domain.Clock != nil {
+			if in.Spec.Template.Spec.Domain.Clock.Timer != nil {
+				if in.Spec.Template.Spec.Domain.Clock.Timer.HPET != nil {
+					SetDefaults_HPETTimer(in.Spec.Template.Spec.Domain.Clock.Timer.HPET)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.KVM != nil {
+					SetDefaults_KVMTimer(in.Spec.Template.Spec.Domain.Clock.Timer.KVM)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.PIT != nil {
+					SetDefaults_PITTimer(in.Spec.Template.Spec.Domain.Clock.Timer.PIT)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.RTC != nil {
+					SetDefaults_RTCTimer(in.Spec.Template.Spec.Domain.Clock.Timer.RTC)
+				}
+				if in.Spec.Template.Spec.Domain.Clock.Timer.Hyperv != nil {
+					SetDefaults_HypervTimer(in.Spec.Template.Spec.Domain.Clock.Timer.Hyperv)
+				}
+			}
+		}
+		if in.Spec.Template.Spec.Domain.Features != nil {
+			SetDefaults_FeatureState(&in.Spec.Template.Spec.Domain.Features.ACPI)
+			if in.Spec.Template.Spec.Domain.Features.APIC != nil {
+				SetDefaults_FeatureAPIC(in.Spec.Template.Spec.Domain.Features.APIC)
+			}
+			if in.Spec.Template.Spec.Domain.Features.Hyperv != nil {
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Relaxed != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Relaxed)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VAPIC != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.VAPIC)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Spinlocks != nil {
+					SetDefaults_FeatureSpinlocks(in.Spec.Template.Spec.Domain.Features.Hyperv.Spinlocks)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VPIndex != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.VPIndex)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Runtime != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Runtime)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNIC != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNIC)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer != nil {
+					SetDefaults_SyNICTimer(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer)
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer.Direct != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.SyNICTimer.Direct)
+					}
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.HypervReset != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.HypervReset)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.VendorID != nil {
+					SetDefaults_FeatureVendorID(in.Spec.Template.Spec.Domain.Features.Hyperv.VendorID)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Frequencies != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Frequencies)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.Reenlightenment != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.Reenlightenment)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush != nil {
+					SetDefaults_TLBFlush(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush)
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Direct != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Direct)
+					}
+					if in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Extended != nil {
+						SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.TLBFlush.Extended)
+					}
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.IPI != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.IPI)
+				}
+				if in.Spec.Template.Spec.Domain.Features.Hyperv.EVMCS != nil {
+					SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Hyperv.EVMCS)
+				}
+			}
+			if in.Spec.Template.Spec.Domain.Features.SMM != nil {
+				SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.SMM)
+			}
+			if in.Spec.Template.Spec.Domain.Features.Pvspinlock != nil {
+				SetDefaults_FeatureState(in.Spec.Template.Spec.Domain.Features.Pvspinlock)
 			}
 		}
 		for i := range in.Spec.Template.Spec.Networks {

@@ -22,8 +22,33 @@ limitations under the License.
 package v1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ACPI) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ACPI"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AccessCredential) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.AccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AccessCredentialSecretSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.AccessCredentialSecretSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AddVolumeOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.AddVolumeOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BIOS) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.BIOS"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BlockSize) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.BlockSize"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -42,8 +67,73 @@ func (in CPU) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUFeature) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUFeature"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUTopology) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUTopology"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ChangedBlockTrackingStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ChangedBlockTrackingStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Chassis) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Chassis"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClaimRequest) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ClaimRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClientPassthroughDevices) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ClientPassthroughDevices"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Clock) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Clock"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClockOffset) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ClockOffset"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClockOffsetUTC) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CloudInitConfigDriveSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CloudInitConfigDriveSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ConfigDriveSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ConfigMapVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ConfigMapVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ContainerDiskInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskInfo"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -52,8 +142,63 @@ func (in ContainerDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ContainerPathVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ContainerPathVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CustomBlockSize) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CustomBlockSize"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DHCPOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DHCPOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DHCPPrivateOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DHCPPrivateOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DataVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DataVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DataVolumeTemplateDummyStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateDummyStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DataVolumeTemplateSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfaceMacvtap) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceMacvtap"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfacePasst) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfacePasst"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfaceSlirp) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceSlirp"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Devices) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Devices"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Diag288Watchdog) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Diag288Watchdog"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -67,13 +212,43 @@ func (in DiskDevice) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DiskIOThreads) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DiskIOThreads"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskTarget) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.DiskTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DomainMemoryDumpInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DomainMemoryDumpInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DomainSpec) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.DomainSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DowntimeTuningOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DowntimeTuningOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardAPIVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DownwardAPIVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardMetrics) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DownwardMetrics"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardMetricsVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DownwardMetricsVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -87,13 +262,133 @@ func (in EmptyDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EphemeralVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.EphemeralVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExperimentalMigrationOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ExperimentalMigrationOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureAPIC) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureAPIC"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureHyperv) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureHyperv"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureKVM) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureKVM"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureSpinlocks) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureSpinlocks"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureVendorID) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureVendorID"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Features) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Features"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Filesystem) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Filesystem"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FilesystemVirtiofs) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FilesystemVirtiofs"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Firmware) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Firmware"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GPU) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.GPU"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GuestAgentPing) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.GuestAgentPing"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HPETTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HPETTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Handler) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Handler"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostDevice) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HostDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostDisk) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HostDisk"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HotplugVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HotplugVolumeStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Hugepages) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Hugepages"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HyperVPassthrough) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HyperVPassthrough"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HypervTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.HypervTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in I6300ESBWatchdog) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InitrdInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InitrdInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Input) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Input"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -117,6 +412,21 @@ func (in InterfaceMasquerade) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InterfacePasstBinding) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InterfacePasstBinding"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InterfaceSRIOV) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InterfaceSRIOV"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KVMTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.KVMTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBoot) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.KernelBoot"
 }
@@ -124,6 +434,26 @@ func (in KernelBoot) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBootContainer) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.KernelBootContainer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KernelBootStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.KernelBootStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KernelInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.KernelInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LaunchSecurity) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.LaunchSecurity"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LunTarget) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.LunTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -137,6 +467,31 @@ func (in Memory) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryDumpVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryDumpVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MultusNetwork) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MultusNetwork"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NUMA) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.NUMA"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NUMAGuestMappingPassthrough) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.NUMAGuestMappingPassthrough"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Network) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Network"
 }
@@ -144,6 +499,21 @@ func (in Network) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NetworkSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.NetworkSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NoCloudSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.NoCloudSSHPublicKeyAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PITTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PITTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PanicDevice) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PanicDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -162,6 +532,11 @@ func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PluginBinding) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PluginBinding"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodNetwork) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.PodNetwork"
 }
@@ -169,6 +544,46 @@ func (in PodNetwork) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Port) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Port"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PortRange) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PortRange"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Probe) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Probe"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in QemuGuestAgentSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in QemuGuestAgentUserPasswordAccessCredentialPropagation) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RTCTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.RTCTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Realtime) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Realtime"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RemoveVolumeOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.RemoveVolumeOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReservedOverhead) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ReservedOverhead"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -187,6 +602,61 @@ func (in Rng) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEV) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SEV"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVAttestation) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SEVAttestation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVPolicy) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SEVPolicy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVSNP) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SEVSNP"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredential) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredentialPropagationMethod) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialPropagationMethod"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredentialSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SecretVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SecretVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ServiceAccountVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SoundDevice) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SoundDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StallDetectorOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.StallDetectorOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in StartOptions) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.StartOptions"
 }
@@ -197,8 +667,88 @@ func (in StopOptions) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StorageMigratedVolumeInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.StorageMigratedVolumeInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SyNICTimer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SyNICTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SysprepSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SysprepSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TDX) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.TDX"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TLBFlush) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.TLBFlush"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TPMDevice) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.TPMDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Timer) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.Timer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyHints) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.TopologyHints"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in UnpauseOptions) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.UnpauseOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredential) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredentialPropagationMethod) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialPropagationMethod"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredentialSource) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UtilityVolume) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.UtilityVolume"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VGPUDisplayOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VGPUDisplayOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VGPUOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VGPUOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VMIMConfigurationOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VMIMConfigurationOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VideoDevice) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VideoDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -214,6 +764,21 @@ func (in VirtualMachineCondition) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstance) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstance"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceBackupStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceBackupVolumeInfo) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupVolumeInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceCommonMigrationState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceCommonMigrationState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -234,6 +799,21 @@ func (in VirtualMachineInstanceGuestOSInfo) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceList) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationSourceState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSourceState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationTargetState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationTargetState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -272,6 +852,11 @@ func (in VirtualMachineInstanceReplicaSetStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceResourceClaim) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceResourceClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceSpec) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec"
 }
@@ -289,6 +874,11 @@ func (in VirtualMachineInstanceTemplateSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineList) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineMemoryDumpRequest) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -312,8 +902,23 @@ func (in VirtualMachineStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineVolumeRequest) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineVolumeRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Volume) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Volume"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeMigrationState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeSnapshotStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeSnapshotStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -324,6 +929,11 @@ func (in VolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeStatus) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeUpdateState) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeUpdateState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

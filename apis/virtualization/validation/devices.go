@@ -22,7 +22,8 @@ const MaxCloudInitDataBytes = 256 * 1024
 var (
 	diskBuses  = []virtualization.DiskBus{virtualization.DiskBusVirtio, virtualization.DiskBusSATA, virtualization.DiskBusSCSI, virtualization.DiskBusUSB}
 	cdromBuses = []virtualization.DiskBus{virtualization.DiskBusSATA, virtualization.DiskBusSCSI, virtualization.DiskBusUSB}
-	nicModels  = []string{"virtio", "e1000", "e1000e", "rtl8139"}
+	// igb is KubeVirt's too, but the nodes' QEMU lacks it (unsupported.go).
+	nicModels = []string{"virtio", "e1000", "e1000e", "ne2k_pci", "pcnet", "rtl8139"}
 )
 
 // validateVolumes checks each volume and returns the names of the valid ones,
@@ -69,6 +70,15 @@ func validateVolumeSource(src *virtualization.VolumeSource, fldPath *field.Path)
 		allErrs = append(allErrs, validateDNSSubdomain(pvc.ClaimName, fldPath.Child("persistentVolumeClaim", "claimName"))...)
 		if pvc.ClaimName == "" {
 			allErrs = append(allErrs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), "the name of a claim in the VMI's namespace"))
+		}
+	}
+	// The sources this platform refuses (unsupported.go, notimplemented.go)
+	// still count: a volume has one source, whichever.
+	for _, given := range []bool{src.HostDisk != nil, src.CloudInitConfigDrive != nil, src.Sysprep != nil, src.Ephemeral != nil,
+		src.DataVolume != nil, src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil, src.ServiceAccount != nil,
+		src.DownwardMetrics != nil, src.MemoryDump != nil, src.ContainerPath != nil} {
+		if given {
+			set++
 		}
 	}
 	switch {
@@ -131,7 +141,9 @@ func validateNetworks(networks []virtualization.Network, fldPath *field.Path) (s
 		}
 		names.Insert(n.Name)
 		if n.Pod == nil {
-			allErrs = append(allErrs, field.Required(p.Child("pod"), "a network needs a source; the only one is pod"))
+			if n.Multus == nil && n.ResourceClaim == nil {
+				allErrs = append(allErrs, field.Required(p.Child("pod"), "a network needs a source; the only one is pod"))
+			}
 			continue
 		}
 		podNetworks++
@@ -165,6 +177,8 @@ func validateDisks(disks []virtualization.Disk, volumes sets.Set[string], fldPat
 			allErrs = append(allErrs, field.Invalid(p.Child("name"), d.Name, "no volume has this name: add one to spec.volumes"))
 		}
 		switch {
+		case d.LUN != nil:
+			// Refused in unsupported.go.
 		case d.Disk != nil && d.CDRom != nil:
 			allErrs = append(allErrs, field.Forbidden(p, "a disk is either a disk or a cdrom, not both"))
 		case d.Disk != nil:
@@ -202,13 +216,20 @@ func validateInterfaces(ifaces []virtualization.Interface, networks sets.Set[str
 		if iface.Name != "" && !networks.Has(iface.Name) {
 			allErrs = append(allErrs, field.Invalid(p.Child("name"), iface.Name, "no network has this name: add one to spec.networks"))
 		}
+		bindings := 0
+		for _, given := range []bool{iface.Bridge != nil, iface.Masquerade != nil, iface.DeprecatedSlirp != nil, iface.SRIOV != nil,
+			iface.DeprecatedMacvtap != nil, iface.DeprecatedPasst != nil, iface.PasstBinding != nil, iface.Binding != nil} {
+			if given {
+				bindings++
+			}
+		}
 		switch {
-		case iface.Bridge != nil && iface.Masquerade != nil:
+		case bindings > 1:
 			allErrs = append(allErrs, field.Forbidden(p, "an interface has one binding: bridge or masquerade, not both"))
-		case iface.Bridge == nil && iface.Masquerade == nil:
+		case bindings == 0:
 			allErrs = append(allErrs, field.Required(p.Child("masquerade"), "a binding is required: masquerade: {}"))
 		}
-		if !slices.Contains(nicModels, iface.Model) {
+		if !slices.Contains(nicModels, iface.Model) && iface.Model != "igb" {
 			allErrs = append(allErrs, field.NotSupported(p.Child("model"), iface.Model, nicModels))
 		}
 		if iface.MacAddress != "" {
@@ -267,6 +288,9 @@ func validateAttachments(spec *virtualization.VirtualMachineInstanceSpec, fldPat
 	disks := sets.New[string]()
 	for _, d := range spec.Domain.Devices.Disks {
 		disks.Insert(d.Name)
+	}
+	for _, fs := range spec.Domain.Devices.Filesystems {
+		disks.Insert(fs.Name)
 	}
 	for i, v := range spec.Volumes {
 		if v.Name != "" && !disks.Has(v.Name) {

@@ -55,6 +55,11 @@ func validateVirtualMachineSpec(spec *virtualization.VirtualMachineSpec, fldPath
 	case spec.RunStrategy != nil && !slices.Contains(runStrategies, *spec.RunStrategy):
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("runStrategy"), *spec.RunStrategy, runStrategies))
 	}
+	allErrs = append(allErrs, validateUnsupportedVirtualMachineSpec(spec, fldPath)...)
+	if s := spec.UpdateVolumesStrategy; s != nil && *s != virtualization.UpdateVolumesStrategyReplacement && *s != virtualization.UpdateVolumesStrategyMigration {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("updateVolumesStrategy"), *s,
+			[]virtualization.UpdateVolumesStrategy{virtualization.UpdateVolumesStrategyReplacement, virtualization.UpdateVolumesStrategyMigration}))
+	}
 	if spec.Template == nil {
 		return append(allErrs, field.Required(fldPath.Child("template"), "a VirtualMachine needs the template of its instances"))
 	}

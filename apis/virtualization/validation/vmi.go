@@ -67,6 +67,12 @@ func ValidateVirtualMachineInstanceSpec(spec *virtualization.VirtualMachineInsta
 	allErrs = append(allErrs, validateInterfaces(spec.Domain.Devices.Interfaces, networks, devicesPath.Child("interfaces"))...)
 	allErrs = append(allErrs, validateAttachments(spec, fldPath)...)
 	allErrs = append(allErrs, validateBootOrder(spec, devicesPath)...)
+	allErrs = append(allErrs, validateDiskOptions(spec, devicesPath.Child("disks"))...)
+	allErrs = append(allErrs, validateInterfaceOptions(spec.Domain.Devices.Interfaces, devicesPath.Child("interfaces"))...)
+	allErrs = append(allErrs, validateOtherDevices(&spec.Domain.Devices, devicesPath)...)
+	allErrs = append(allErrs, validateSpecEnums(spec, fldPath)...)
+	allErrs = append(allErrs, validateUnsupportedSpec(spec, fldPath)...)
+	allErrs = append(allErrs, validateNotImplementedSpec(spec, fldPath)...)
 
 	// Defaulted to 30: the pod builder and virt-handler read it as given.
 	switch g := spec.TerminationGracePeriodSeconds; {
@@ -97,6 +103,10 @@ func validateDomain(spec *virtualization.VirtualMachineInstanceSpec, fldPath *fi
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("machine", "type"), d.Machine.Type, []string{"q35", "pc-q35-<version>", "pc", "pc-i440fx-<version>"}))
 	}
 	allErrs = append(allErrs, validateFirmware(d.Firmware, fldPath.Child("firmware"))...)
+	allErrs = append(allErrs, validateCPUFeatures(d.CPU, fldPath.Child("cpu"))...)
+	allErrs = append(allErrs, validateFeatures(d.Features, fldPath.Child("features"))...)
+	allErrs = append(allErrs, validateClock(d.Clock, fldPath.Child("clock"))...)
+	allErrs = append(allErrs, validateChassis(d.Chassis, fldPath.Child("chassis"))...)
 	allErrs = append(allErrs, validateWatchdog(d.Devices.Watchdog, fldPath.Child("devices", "watchdog"))...)
 	return allErrs
 }
@@ -218,6 +228,9 @@ func validateWatchdog(w *virtualization.Watchdog, fldPath *field.Path) field.Err
 	var allErrs field.ErrorList
 	allErrs = append(allErrs, validateName(w.Name, fldPath.Child("name"))...)
 	if w.I6300ESB == nil {
+		if w.Diag288 != nil {
+			return allErrs // refused in unsupported.go
+		}
 		return append(allErrs, field.Required(fldPath.Child("i6300esb"), "a watchdog model is required"))
 	}
 	switch w.I6300ESB.Action {

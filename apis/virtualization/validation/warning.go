@@ -22,7 +22,18 @@ func VirtualMachineInstanceWarnings(spec *virtualization.VirtualMachineInstanceS
 		warn("spec.domain.devices.disks: the guest has no disk and no kernelBoot, so it has nothing to boot from")
 	}
 	if cpu := spec.Domain.CPU; cpu != nil && cpu.Model == "host-passthrough" {
-		warn("spec.domain.cpu.model: host-passthrough ties the guest to the CPU of its node")
+		warn("spec.domain.cpu.model: host-passthrough ties the guest to the CPU of its node (under software emulation it is QEMU's max CPU)")
+	}
+	// The launcher leaves these out of a domain that runs under software
+	// emulation (QEMU refuses them there): say so rather than drop them
+	// silently.
+	if f := spec.Domain.Features; f != nil {
+		if f.Hyperv != nil {
+			warn("spec.domain.features.hyperv: the Hyper-V enlightenments apply on nodes with KVM only; under software emulation the guest runs without them")
+		}
+		if p := f.Pvspinlock; p != nil && (p.Enabled == nil || *p.Enabled) {
+			warn("spec.domain.features.pvspinlock: paravirtual spinlocks apply on nodes with KVM only; under software emulation the guest runs without them")
+		}
 	}
 	if spec.Domain.Resources.OvercommitGuestOverhead {
 		warn("spec.domain.resources.overcommitGuestOverhead: the launcher pod requests less memory than it uses and may be evicted under memory pressure")

@@ -39,12 +39,65 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: dev.kubevirt.virt.apis.virtualization.v1.ACPI
+  map:
+    fields:
+    - name: msdmNameRef
+      type:
+        scalar: string
+    - name: slicNameRef
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.AccessCredential
+  map:
+    fields:
+    - name: sshPublicKey
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredential
+    - name: userPassword
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredential
+- name: dev.kubevirt.virt.apis.virtualization.v1.AccessCredentialSecretSource
+  map:
+    fields:
+    - name: secretName
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.AddVolumeOptions
+  map:
+    fields:
+    - name: disk
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Disk
+    - name: dryRun
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: volumeSource
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeSource
 - name: dev.kubevirt.virt.apis.virtualization.v1.BIOS
   map:
     fields:
     - name: useSerial
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.BlockSize
+  map:
+    fields:
+    - name: custom
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CustomBlockSize
+    - name: matchVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
 - name: dev.kubevirt.virt.apis.virtualization.v1.Bootloader
   map:
     fields:
@@ -63,21 +116,157 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readonly
       type:
         scalar: boolean
+    - name: tray
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.CPU
   map:
     fields:
     - name: cores
       type:
         scalar: numeric
+    - name: dedicatedCpuPlacement
+      type:
+        scalar: boolean
+    - name: features
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUFeature
+          elementRelationship: associative
+          keys:
+          - name
+    - name: isolateEmulatorThread
+      type:
+        scalar: boolean
+    - name: maxSockets
+      type:
+        scalar: numeric
     - name: model
       type:
         scalar: string
+    - name: numa
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.NUMA
+    - name: realtime
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Realtime
     - name: sockets
       type:
         scalar: numeric
     - name: threads
       type:
         scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUFeature
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: policy
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUTopology
+  map:
+    fields:
+    - name: cores
+      type:
+        scalar: numeric
+    - name: sockets
+      type:
+        scalar: numeric
+    - name: threads
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.ChangedBlockTrackingStatus
+  map:
+    fields:
+    - name: backupStatus
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupStatus
+    - name: state
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.Chassis
+  map:
+    fields:
+    - name: asset
+      type:
+        scalar: string
+    - name: manufacturer
+      type:
+        scalar: string
+    - name: serial
+      type:
+        scalar: string
+    - name: sku
+      type:
+        scalar: string
+    - name: version
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ClaimRequest
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: requestName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ClientPassthroughDevices
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.Clock
+  map:
+    fields:
+    - name: timer
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Timer
+    - name: timezone
+      type:
+        scalar: string
+    - name: utc
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC
+- name: dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC
+  map:
+    fields:
+    - name: offsetSeconds
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.CloudInitConfigDriveSource
+  map:
+    fields:
+    - name: networkData
+      type:
+        scalar: string
+    - name: networkDataBase64
+      type:
+        scalar: string
+    - name: networkDataSecretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: userData
+      type:
+        scalar: string
+    - name: userDataBase64
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource
   map:
     fields:
@@ -99,6 +288,36 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: userDataBase64
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.ConfigMapVolumeSource
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: optional
+      type:
+        scalar: boolean
+    - name: volumeLabel
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskInfo
+  map:
+    fields:
+    - name: checksum
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource
   map:
     fields:
@@ -115,10 +334,147 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ContainerPathVolumeSource
+  map:
+    fields:
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.CustomBlockSize
+  map:
+    fields:
+    - name: discardGranularity
+      type:
+        scalar: numeric
+    - name: logical
+      type:
+        scalar: numeric
+    - name: physical
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.DHCPOptions
+  map:
+    fields:
+    - name: bootFileName
+      type:
+        scalar: string
+    - name: ntpServers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: privateOptions
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.DHCPPrivateOptions
+          elementRelationship: atomic
+    - name: tftpServerName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.DHCPPrivateOptions
+  map:
+    fields:
+    - name: option
+      type:
+        scalar: numeric
+      default: 0
+    - name: value
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeSource
+  map:
+    fields:
+    - name: hotpluggable
+      type:
+        scalar: boolean
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateDummyStatus
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateSpec
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: __untyped_atomic_
+    - name: status
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateDummyStatus
+- name: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceMacvtap
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfacePasst
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceSlirp
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: dev.kubevirt.virt.apis.virtualization.v1.Devices
   map:
     fields:
     - name: autoattachGraphicsDevice
+      type:
+        scalar: boolean
+    - name: autoattachInputDevice
+      type:
+        scalar: boolean
+    - name: autoattachMemBalloon
       type:
         scalar: boolean
     - name: autoattachPodInterface
@@ -127,11 +483,52 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: autoattachSerialConsole
       type:
         scalar: boolean
+    - name: autoattachVSOCK
+      type:
+        scalar: boolean
+    - name: blockMultiQueue
+      type:
+        scalar: boolean
+    - name: clientPassthrough
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClientPassthroughDevices
+    - name: disableHotplug
+      type:
+        scalar: boolean
     - name: disks
       type:
         list:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.Disk
+          elementRelationship: associative
+          keys:
+          - name
+    - name: downwardMetrics
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DownwardMetrics
+    - name: filesystems
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Filesystem
+          elementRelationship: atomic
+    - name: gpus
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.GPU
+          elementRelationship: atomic
+    - name: hostDevices
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.HostDevice
+          elementRelationship: atomic
+    - name: inputs
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.Input
           elementRelationship: associative
           keys:
           - name
@@ -143,24 +540,75 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: logSerialConsole
+      type:
+        scalar: boolean
+    - name: networkInterfaceMultiqueue
+      type:
+        scalar: boolean
+    - name: panicDevices
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.PanicDevice
+          elementRelationship: atomic
     - name: rng
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Rng
+    - name: sound
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SoundDevice
+    - name: tpm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.TPMDevice
+    - name: useVirtioTransitional
+      type:
+        scalar: boolean
+    - name: video
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VideoDevice
     - name: watchdog
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Watchdog
+- name: dev.kubevirt.virt.apis.virtualization.v1.Diag288Watchdog
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Disk
   map:
     fields:
+    - name: blockSize
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.BlockSize
     - name: bootOrder
       type:
         scalar: numeric
+    - name: cache
+      type:
+        scalar: string
     - name: cdrom
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CDRomTarget
+    - name: changedBlockTracking
+      type:
+        scalar: boolean
+    - name: dedicatedIOThread
+      type:
+        scalar: boolean
     - name: disk
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.DiskTarget
+    - name: errorPolicy
+      type:
+        scalar: string
+    - name: io
+      type:
+        scalar: string
+    - name: lun
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.LunTarget
     - name: name
       type:
         scalar: string
@@ -168,18 +616,54 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serial
       type:
         scalar: string
+    - name: shareable
+      type:
+        scalar: boolean
+    - name: tag
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.DiskIOThreads
+  map:
+    fields:
+    - name: supplementalPoolThreadCount
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.DiskTarget
   map:
     fields:
     - name: bus
       type:
         scalar: string
+    - name: pciAddress
+      type:
+        scalar: string
     - name: readonly
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.DomainMemoryDumpInfo
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetFileName
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.DomainSpec
   map:
     fields:
+    - name: chassis
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Chassis
+    - name: clock
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Clock
     - name: cpu
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CPU
@@ -187,22 +671,91 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Devices
       default: {}
+    - name: features
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Features
     - name: firmware
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Firmware
+    - name: ioThreads
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DiskIOThreads
+    - name: ioThreadsPolicy
+      type:
+        scalar: string
+    - name: launchSecurity
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.LaunchSecurity
     - name: machine
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Machine
     - name: memory
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Memory
+    - name: rebootPolicy
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements
       default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.DowntimeTuningOptions
+  map:
+    fields:
+    - name: cooldownSeconds
+      type:
+        scalar: numeric
+    - name: initialMs
+      type:
+        scalar: numeric
+    - name: startAfterIteration
+      type:
+        scalar: numeric
+    - name: steps
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.DownwardAPIVolumeSource
+  map:
+    fields:
+    - name: fields
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.DownwardAPIVolumeFile
+          elementRelationship: atomic
+    - name: volumeLabel
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.DownwardMetrics
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.DownwardMetricsVolumeSource
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: dev.kubevirt.virt.apis.virtualization.v1.EFI
   map:
     fields:
+    - name: persistent
+      type:
+        scalar: boolean
     - name: secureBoot
       type:
         scalar: boolean
@@ -212,9 +765,161 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: capacity
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.EphemeralVolumeSource
+  map:
+    fields:
+    - name: persistentVolumeClaim
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.ExperimentalMigrationOptions
+  map:
+    fields:
+    - name: compression
+      type:
+        scalar: string
+    - name: downtimeTuning
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DowntimeTuningOptions
+    - name: stallDetector
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.StallDetectorOptions
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureAPIC
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: endOfInterrupt
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureHyperv
+  map:
+    fields:
+    - name: evmcs
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: frequencies
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: ipi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: reenlightenment
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: relaxed
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: reset
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: runtime
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: spinlocks
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureSpinlocks
+    - name: synic
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: synictimer
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SyNICTimer
+    - name: tlbflush
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.TLBFlush
+    - name: vapic
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: vendorid
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureVendorID
+    - name: vpindex
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureKVM
+  map:
+    fields:
+    - name: hidden
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureSpinlocks
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: spinlocks
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeatureVendorID
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: vendorid
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Features
+  map:
+    fields:
+    - name: acpi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+      default: {}
+    - name: apic
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureAPIC
+    - name: hyperv
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureHyperv
+    - name: hypervPassthrough
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HyperVPassthrough
+    - name: kvm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureKVM
+    - name: pvspinlock
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: smm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+- name: dev.kubevirt.virt.apis.virtualization.v1.Filesystem
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: virtiofs
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FilesystemVirtiofs
+- name: dev.kubevirt.virt.apis.virtualization.v1.FilesystemVirtiofs
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: dev.kubevirt.virt.apis.virtualization.v1.Firmware
   map:
     fields:
+    - name: acpi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ACPI
     - name: bootloader
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Bootloader
@@ -227,24 +932,171 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.GPU
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: deviceName
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: requestName
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
+    - name: virtualGPUOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VGPUOptions
+- name: dev.kubevirt.virt.apis.virtualization.v1.GuestAgentPing
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.HPETTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.HostDevice
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: deviceName
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: requestName
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.HostDisk
+  map:
+    fields:
+    - name: capacity
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: shared
+      type:
+        scalar: boolean
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeSource
+  map:
+    fields:
+    - name: dataVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeSource
+    - name: persistentVolumeClaim
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeStatus
+  map:
+    fields:
+    - name: attachPodName
+      type:
+        scalar: string
+    - name: attachPodUID
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Hugepages
+  map:
+    fields:
+    - name: pageSize
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.HyperVPassthrough
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.HypervTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
 - name: dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog
   map:
     fields:
     - name: action
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.InitrdInfo
+  map:
+    fields:
+    - name: checksum
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.Input
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
 - name: dev.kubevirt.virt.apis.virtualization.v1.Interface
   map:
     fields:
+    - name: acpiIndex
+      type:
+        scalar: numeric
+    - name: binding
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PluginBinding
     - name: bootOrder
       type:
         scalar: numeric
     - name: bridge
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceBridge
+    - name: dhcpOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DHCPOptions
     - name: macAddress
       type:
         scalar: string
+    - name: macvtap
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceMacvtap
     - name: masquerade
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade
@@ -255,12 +1107,39 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: passt
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfacePasst
+    - name: passtBinding
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfacePasstBinding
+    - name: pciAddress
+      type:
+        scalar: string
+    - name: portRanges
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.PortRange
+          elementRelationship: atomic
     - name: ports
       type:
         list:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.Port
           elementRelationship: atomic
+    - name: slirp
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceSlirp
+    - name: sriov
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceSRIOV
+    - name: state
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.InterfaceBridge
   map:
     elementType:
@@ -285,6 +1164,36 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.InterfacePasstBinding
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.InterfaceSRIOV
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.KVMTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
 - name: dev.kubevirt.virt.apis.virtualization.v1.KernelBoot
   map:
     fields:
@@ -313,6 +1222,45 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: kernelPath
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.KernelBootStatus
+  map:
+    fields:
+    - name: initrdInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InitrdInfo
+    - name: kernelInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.KernelInfo
+- name: dev.kubevirt.virt.apis.virtualization.v1.KernelInfo
+  map:
+    fields:
+    - name: checksum
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.LaunchSecurity
+  map:
+    fields:
+    - name: sev
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SEV
+    - name: snp
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SEVSNP
+    - name: tdx
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.TDX
+- name: dev.kubevirt.virt.apis.virtualization.v1.LunTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
+    - name: reservation
+      type:
+        scalar: boolean
 - name: dev.kubevirt.virt.apis.virtualization.v1.Machine
   map:
     fields:
@@ -326,9 +1274,77 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: guest
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: hugepages
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Hugepages
+    - name: maxGuest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: reservedOverhead
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ReservedOverhead
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryDumpVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: hotpluggable
+      type:
+        scalar: boolean
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryStatus
+  map:
+    fields:
+    - name: guestAtBoot
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: guestCurrent
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: guestRequested
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: memoryOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.MultusNetwork
+  map:
+    fields:
+    - name: default
+      type:
+        scalar: boolean
+    - name: networkName
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.NUMA
+  map:
+    fields:
+    - name: guestMappingPassthrough
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.NUMAGuestMappingPassthrough
+- name: dev.kubevirt.virt.apis.virtualization.v1.NUMAGuestMappingPassthrough
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: dev.kubevirt.virt.apis.virtualization.v1.Network
   map:
     fields:
+    - name: multus
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MultusNetwork
     - name: name
       type:
         scalar: string
@@ -336,6 +1352,36 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: pod
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PodNetwork
+    - name: resourceClaim
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClaimRequest
+- name: dev.kubevirt.virt.apis.virtualization.v1.NoCloudSSHPublicKeyAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.PITTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.PanicDevice
+  map:
+    fields:
+    - name: model
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
   map:
     fields:
@@ -356,6 +1402,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: filesystemOverhead
       type:
         scalar: string
+    - name: preallocated
+      type:
+        scalar: boolean
     - name: requests
       type:
         map:
@@ -371,12 +1420,25 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: hotpluggable
+      type:
+        scalar: boolean
     - name: readOnly
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.PluginBinding
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
 - name: dev.kubevirt.virt.apis.virtualization.v1.PodNetwork
   map:
     fields:
+    - name: vmIPv6NetworkCIDR
+      type:
+        scalar: string
     - name: vmNetworkCIDR
       type:
         scalar: string
@@ -391,6 +1453,112 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
       default: 0
     - name: protocol
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.PortRange
+  map:
+    fields:
+    - name: end
+      type:
+        scalar: numeric
+      default: 0
+    - name: protocol
+      type:
+        scalar: string
+      default: ""
+    - name: start
+      type:
+        scalar: numeric
+      default: 0
+- name: dev.kubevirt.virt.apis.virtualization.v1.Probe
+  map:
+    fields:
+    - name: exec
+      type:
+        namedType: io.k8s.api.core.v1.ExecAction
+    - name: failureThreshold
+      type:
+        scalar: numeric
+    - name: guestAgentPing
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.GuestAgentPing
+    - name: httpGet
+      type:
+        namedType: io.k8s.api.core.v1.HTTPGetAction
+    - name: initialDelaySeconds
+      type:
+        scalar: numeric
+    - name: periodSeconds
+      type:
+        scalar: numeric
+    - name: successThreshold
+      type:
+        scalar: numeric
+    - name: tcpSocket
+      type:
+        namedType: io.k8s.api.core.v1.TCPSocketAction
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation
+  map:
+    fields:
+    - name: users
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+- name: dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.RTCTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
+    - name: track
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.Realtime
+  map:
+    fields:
+    - name: mask
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.RemoveVolumeOptions
+  map:
+    fields:
+    - name: dryRun
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.ReservedOverhead
+  map:
+    fields:
+    - name: addedOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: memLock
       type:
         scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements
@@ -421,6 +1589,335 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.SEV
+  map:
+    fields:
+    - name: attestation
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SEVAttestation
+    - name: dhCert
+      type:
+        scalar: string
+    - name: policy
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SEVPolicy
+    - name: session
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.SEVAttestation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.SEVPolicy
+  map:
+    fields:
+    - name: encryptedState
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.SEVSNP
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredential
+  map:
+    fields:
+    - name: propagationMethod
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialPropagationMethod
+      default: {}
+    - name: source
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialSource
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialPropagationMethod
+  map:
+    fields:
+    - name: configDrive
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation
+    - name: noCloud
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.NoCloudSSHPublicKeyAccessCredentialPropagation
+    - name: qemuGuestAgent
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation
+- name: dev.kubevirt.virt.apis.virtualization.v1.SSHPublicKeyAccessCredentialSource
+  map:
+    fields:
+    - name: secret
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.AccessCredentialSecretSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.SecretVolumeSource
+  map:
+    fields:
+    - name: optional
+      type:
+        scalar: boolean
+    - name: secretName
+      type:
+        scalar: string
+    - name: volumeLabel
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ServiceAccountVolumeSource
+  map:
+    fields:
+    - name: serviceAccountName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.SoundDevice
+  map:
+    fields:
+    - name: model
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.StallDetectorOptions
+  map:
+    fields:
+    - name: completionTimeoutFactor
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: ewmaAlpha
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: patienceWindowDecayFactor
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: precopyPossibleFactor
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: searchLocalMinima
+      type:
+        scalar: boolean
+    - name: stallMargin
+      type:
+        scalar: numeric
+    - name: stallProgressTimeout
+      type:
+        scalar: numeric
+    - name: switchoverTimeout
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.StorageMigratedVolumeInfo
+  map:
+    fields:
+    - name: destinationPVCInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
+    - name: sourcePVCInfo
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
+    - name: volumeName
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.SyNICTimer
+  map:
+    fields:
+    - name: direct
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: enabled
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.SysprepSource
+  map:
+    fields:
+    - name: configMap
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: secret
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+- name: dev.kubevirt.virt.apis.virtualization.v1.TDX
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.TLBFlush
+  map:
+    fields:
+    - name: direct
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: extended
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+- name: dev.kubevirt.virt.apis.virtualization.v1.TPMDevice
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: persistent
+      type:
+        scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.Timer
+  map:
+    fields:
+    - name: hpet
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HPETTimer
+    - name: hyperv
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HypervTimer
+    - name: kvm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.KVMTimer
+    - name: pit
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PITTimer
+    - name: rtc
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.RTCTimer
+- name: dev.kubevirt.virt.apis.virtualization.v1.TopologyHints
+  map:
+    fields:
+    - name: tscFrequency
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredential
+  map:
+    fields:
+    - name: propagationMethod
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialPropagationMethod
+      default: {}
+    - name: source
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialSource
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialPropagationMethod
+  map:
+    fields:
+    - name: qemuGuestAgent
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation
+- name: dev.kubevirt.virt.apis.virtualization.v1.UserPasswordAccessCredentialSource
+  map:
+    fields:
+    - name: secret
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.AccessCredentialSecretSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.UtilityVolume
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: type
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VGPUDisplayOptions
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: ramFB
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+- name: dev.kubevirt.virt.apis.virtualization.v1.VGPUOptions
+  map:
+    fields:
+    - name: display
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VGPUDisplayOptions
+- name: dev.kubevirt.virt.apis.virtualization.v1.VMIMConfigurationOptions
+  map:
+    fields:
+    - name: allowAutoConverge
+      type:
+        scalar: boolean
+    - name: allowPostCopy
+      type:
+        scalar: boolean
+    - name: allowWorkloadDisruption
+      type:
+        scalar: boolean
+    - name: bandwidthPerMigration
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: completionTimeoutPerGiB
+      type:
+        scalar: numeric
+    - name: disableTLS
+      type:
+        scalar: boolean
+    - name: experimental
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ExperimentalMigrationOptions
+    - name: matchSELinuxLevelOnMigration
+      type:
+        scalar: boolean
+    - name: maxDowntimeMs
+      type:
+        scalar: numeric
+    - name: network
+      type:
+        scalar: string
+    - name: nodeDrainTaintKey
+      type:
+        scalar: string
+    - name: parallelMigrationsPerCluster
+      type:
+        scalar: numeric
+    - name: parallelOutboundMigrationsPerNode
+      type:
+        scalar: numeric
+    - name: progressTimeout
+      type:
+        scalar: numeric
+    - name: unsafeMigrationOverride
+      type:
+        scalar: boolean
+    - name: utilityVolumesTimeout
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.VideoDevice
+  map:
+    fields:
+    - name: type
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine
   map:
     fields:
@@ -486,6 +1983,46 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceStatus
       default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupStatus
+  map:
+    fields:
+    - name: backupMsg
+      type:
+        scalar: string
+    - name: backupName
+      type:
+        scalar: string
+    - name: checkpointName
+      type:
+        scalar: string
+    - name: completed
+      type:
+        scalar: boolean
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: failed
+      type:
+        scalar: boolean
+    - name: quiesceStatus
+      type:
+        scalar: string
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: volumes
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupVolumeInfo
+          elementRelationship: atomic
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceBackupVolumeInfo
+  map:
+    fields:
+    - name: volumeName
+      type:
+        scalar: string
+      default: ""
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceCondition
   map:
     fields:
@@ -536,6 +2073,189 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: versionId
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSourceState
+  map:
+    fields:
+    - name: domainName
+      type:
+        scalar: string
+    - name: domainNamespace
+      type:
+        scalar: string
+    - name: migrationUID
+      type:
+        scalar: string
+    - name: node
+      type:
+        scalar: string
+    - name: nodeSelectors
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: persistentStatePVCName
+      type:
+        scalar: string
+    - name: pod
+      type:
+        scalar: string
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: syncAddress
+      type:
+        scalar: string
+    - name: virtualMachineInstanceUID
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState
+  map:
+    fields:
+    - name: abortRequested
+      type:
+        scalar: boolean
+    - name: abortStatus
+      type:
+        scalar: string
+    - name: completed
+      type:
+        scalar: boolean
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: failed
+      type:
+        scalar: boolean
+    - name: failureReason
+      type:
+        scalar: string
+    - name: migrationConfiguration
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VMIMConfigurationOptions
+    - name: migrationNetworkType
+      type:
+        scalar: string
+    - name: migrationPolicyName
+      type:
+        scalar: string
+    - name: migrationUid
+      type:
+        scalar: string
+    - name: mode
+      type:
+        scalar: string
+    - name: sourceNode
+      type:
+        scalar: string
+    - name: sourcePersistentStatePVCName
+      type:
+        scalar: string
+    - name: sourcePod
+      type:
+        scalar: string
+    - name: sourceState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSourceState
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetAttachmentPodUID
+      type:
+        scalar: string
+    - name: targetCPUSet
+      type:
+        list:
+          elementType:
+            scalar: numeric
+          elementRelationship: atomic
+    - name: targetDirectMigrationNodePorts
+      type:
+        map:
+          elementType:
+            scalar: numeric
+    - name: targetMemoryOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: targetNode
+      type:
+        scalar: string
+    - name: targetNodeAddress
+      type:
+        scalar: string
+    - name: targetNodeDomainDetected
+      type:
+        scalar: boolean
+    - name: targetNodeDomainReadyTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetNodeTopology
+      type:
+        scalar: string
+    - name: targetPersistentStatePVCName
+      type:
+        scalar: string
+    - name: targetPod
+      type:
+        scalar: string
+    - name: targetState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationTargetState
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationTargetState
+  map:
+    fields:
+    - name: attachmentPodUID
+      type:
+        scalar: string
+    - name: cpuSet
+      type:
+        list:
+          elementType:
+            scalar: numeric
+          elementRelationship: atomic
+    - name: directMigrationNodePorts
+      type:
+        map:
+          elementType:
+            scalar: numeric
+    - name: domainDetected
+      type:
+        scalar: boolean
+    - name: domainName
+      type:
+        scalar: string
+    - name: domainNamespace
+      type:
+        scalar: string
+    - name: domainReadyTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: migrationUID
+      type:
+        scalar: string
+    - name: node
+      type:
+        scalar: string
+    - name: nodeAddress
+      type:
+        scalar: string
+    - name: nodeTopology
+      type:
+        scalar: string
+    - name: persistentStatePVCName
+      type:
+        scalar: string
+    - name: pod
+      type:
+        scalar: string
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: syncAddress
+      type:
+        scalar: string
+    - name: virtualMachineInstanceUID
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
   map:
     fields:
@@ -554,6 +2274,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: linkState
+      type:
+        scalar: string
     - name: mac
       type:
         scalar: string
@@ -563,6 +2286,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: podInterfaceName
       type:
         scalar: string
+    - name: queueCount
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp
   map:
     fields:
@@ -651,19 +2377,53 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: replicas
       type:
         scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceResourceClaim
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: resourceClaimName
+      type:
+        scalar: string
+    - name: resourceClaimTemplateName
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
   map:
     fields:
+    - name: accessCredentials
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.AccessCredential
+          elementRelationship: atomic
     - name: affinity
       type:
         namedType: io.k8s.api.core.v1.Affinity
+    - name: architecture
+      type:
+        scalar: string
+    - name: dnsConfig
+      type:
+        namedType: io.k8s.api.core.v1.PodDNSConfig
+    - name: dnsPolicy
+      type:
+        scalar: string
     - name: domain
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.DomainSpec
       default: {}
+    - name: evictionStrategy
+      type:
+        scalar: string
     - name: hostname
       type:
         scalar: string
+    - name: livenessProbe
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Probe
     - name: networks
       type:
         list:
@@ -680,7 +2440,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: priorityClassName
       type:
         scalar: string
+    - name: readinessProbe
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Probe
+    - name: resourceClaims
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceResourceClaim
+          elementRelationship: associative
+          keys:
+          - name
     - name: schedulerName
+      type:
+        scalar: string
+    - name: serviceAccountName
+      type:
+        scalar: string
+    - name: startStrategy
       type:
         scalar: string
     - name: subdomain
@@ -695,6 +2472,23 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: io.k8s.api.core.v1.Toleration
           elementRelationship: atomic
+    - name: topologySpreadConstraints
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.TopologySpreadConstraint
+          elementRelationship: associative
+          keys:
+          - topologyKey
+          - whenUnsatisfiable
+    - name: utilityVolumes
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.UtilityVolume
+          elementRelationship: associative
+          keys:
+          - name
     - name: volumes
       type:
         list:
@@ -706,11 +2500,17 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceStatus
   map:
     fields:
+    - name: VSOCKCID
+      type:
+        scalar: numeric
     - name: activePods
       type:
         map:
           elementType:
             scalar: string
+    - name: changedBlockTracking
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ChangedBlockTrackingStatus
     - name: conditions
       type:
         list:
@@ -719,6 +2519,15 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: currentCPUTopology
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUTopology
+    - name: evacuationNodeName
+      type:
+        scalar: string
+    - name: fsFreezeStatus
+      type:
+        scalar: string
     - name: guestOSInfo
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceGuestOSInfo
@@ -729,7 +2538,31 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceNetworkInterface
           elementRelationship: atomic
+    - name: kernelBootStatus
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.KernelBootStatus
     - name: launcherContainerImageVersion
+      type:
+        scalar: string
+    - name: machine
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Machine
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryStatus
+    - name: migratedVolumes
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.StorageMigratedVolumeInfo
+          elementRelationship: atomic
+    - name: migrationMethod
+      type:
+        scalar: string
+    - name: migrationState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState
+    - name: migrationTransport
       type:
         scalar: string
     - name: nodeName
@@ -744,7 +2577,22 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancePhaseTransitionTimestamp
           elementRelationship: atomic
+    - name: qosClass
+      type:
+        scalar: string
     - name: reason
+      type:
+        scalar: string
+    - name: runtimeUser
+      type:
+        scalar: numeric
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: topologyHints
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.TopologyHints
+    - name: virtualMachineRevisionName
       type:
         scalar: string
     - name: volumeStatus
@@ -764,9 +2612,41 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
       default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: fileName
+      type:
+        scalar: string
+    - name: message
+      type:
+        scalar: string
+    - name: phase
+      type:
+        scalar: string
+      default: ""
+    - name: remove
+      type:
+        scalar: boolean
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
   map:
     fields:
+    - name: dataVolumeTemplates
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateSpec
+          elementRelationship: atomic
     - name: runStrategy
       type:
         scalar: string
@@ -776,6 +2656,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: template
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec
+    - name: updateVolumesStrategy
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure
   map:
     fields:
@@ -806,6 +2689,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
   map:
     fields:
+    - name: changedBlockTracking
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ChangedBlockTrackingStatus
     - name: conditions
       type:
         list:
@@ -817,6 +2703,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: created
       type:
         scalar: boolean
+    - name: desiredGeneration
+      type:
+        scalar: numeric
+    - name: memoryDumpRequest
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest
     - name: observedGeneration
       type:
         scalar: numeric
@@ -826,6 +2718,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ready
       type:
         scalar: boolean
+    - name: restoreInProgress
+      type:
+        scalar: string
+    - name: runStrategy
+      type:
+        scalar: string
+    - name: snapshotInProgress
+      type:
+        scalar: string
     - name: startFailure
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStartFailure
@@ -835,18 +2736,69 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStateChangeRequest
           elementRelationship: atomic
+    - name: volumeRequests
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineVolumeRequest
+          elementRelationship: atomic
+    - name: volumeSnapshotStatuses
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VolumeSnapshotStatus
+          elementRelationship: atomic
+    - name: volumeUpdateState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VolumeUpdateState
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineVolumeRequest
+  map:
+    fields:
+    - name: addVolumeOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.AddVolumeOptions
+    - name: removeVolumeOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.RemoveVolumeOptions
 - name: dev.kubevirt.virt.apis.virtualization.v1.Volume
   map:
     fields:
+    - name: cloudInitConfigDrive
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CloudInitConfigDriveSource
     - name: cloudInitNoCloud
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource
+    - name: configMap
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ConfigMapVolumeSource
     - name: containerDisk
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource
+    - name: containerPath
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ContainerPathVolumeSource
+    - name: dataVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeSource
+    - name: downwardAPI
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DownwardAPIVolumeSource
+    - name: downwardMetrics
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DownwardMetricsVolumeSource
     - name: emptyDisk
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.EmptyDiskSource
+    - name: ephemeral
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.EphemeralVolumeSource
+    - name: hostDisk
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HostDisk
+    - name: memoryDump
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryDumpVolumeSource
     - name: name
       type:
         scalar: string
@@ -854,9 +2806,50 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: persistentVolumeClaim
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimVolumeSource
+    - name: secret
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SecretVolumeSource
+    - name: serviceAccount
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ServiceAccountVolumeSource
+    - name: sysprep
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SysprepSource
+- name: dev.kubevirt.virt.apis.virtualization.v1.VolumeMigrationState
+  map:
+    fields:
+    - name: migratedVolumes
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.StorageMigratedVolumeInfo
+          elementRelationship: atomic
+- name: dev.kubevirt.virt.apis.virtualization.v1.VolumeSnapshotStatus
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+      default: false
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: reason
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VolumeStatus
   map:
     fields:
+    - name: containerDiskVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskInfo
+    - name: hotplugVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.HotplugVolumeStatus
+    - name: memoryDumpVolume
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DomainMemoryDumpInfo
     - name: message
       type:
         scalar: string
@@ -867,15 +2860,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: persistentVolumeClaimInfo
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PersistentVolumeClaimInfo
+    - name: phase
+      type:
+        scalar: string
     - name: reason
       type:
         scalar: string
+    - name: size
+      type:
+        scalar: numeric
     - name: target
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VolumeUpdateState
+  map:
+    fields:
+    - name: volumeMigrationState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VolumeMigrationState
 - name: dev.kubevirt.virt.apis.virtualization.v1.Watchdog
   map:
     fields:
+    - name: diag288
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Diag288Watchdog
     - name: i6300esb
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog
@@ -895,6 +2903,69 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: podAntiAffinity
       type:
         namedType: io.k8s.api.core.v1.PodAntiAffinity
+- name: io.k8s.api.core.v1.DownwardAPIVolumeFile
+  map:
+    fields:
+    - name: fieldRef
+      type:
+        namedType: io.k8s.api.core.v1.ObjectFieldSelector
+    - name: mode
+      type:
+        scalar: numeric
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: resourceFieldRef
+      type:
+        namedType: io.k8s.api.core.v1.ResourceFieldSelector
+    - name: user
+      type:
+        scalar: numeric
+- name: io.k8s.api.core.v1.ExecAction
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.HTTPGetAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: httpHeaders
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.HTTPHeader
+          elementRelationship: atomic
+    - name: path
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: protocol
+      type:
+        scalar: string
+    - name: scheme
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.HTTPHeader
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: value
+      type:
+        scalar: string
+      default: ""
 - name: io.k8s.api.core.v1.LocalObjectReference
   map:
     fields:
@@ -958,6 +3029,27 @@ var schemaYAML = typed.YAMLObject(`types:
             namedType: io.k8s.api.core.v1.NodeSelectorRequirement
           elementRelationship: atomic
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.ObjectFieldSelector
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: fieldPath
+      type:
+        scalar: string
+      default: ""
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
 - name: io.k8s.api.core.v1.PodAffinity
   map:
     fields:
@@ -1019,6 +3111,36 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: io.k8s.api.core.v1.PodAffinityTerm
           elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodDNSConfig
+  map:
+    fields:
+    - name: nameservers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: options
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodDNSConfigOption
+          elementRelationship: atomic
+    - name: searches
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodDNSConfigOption
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
 - name: io.k8s.api.core.v1.PreferredSchedulingTerm
   map:
     fields:
@@ -1030,6 +3152,29 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: io.k8s.api.core.v1.ResourceFieldSelector
+  map:
+    fields:
+    - name: containerName
+      type:
+        scalar: string
+    - name: divisor
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: resource
+      type:
+        scalar: string
+      default: ""
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.TCPSocketAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
 - name: io.k8s.api.core.v1.Toleration
   map:
     fields:
@@ -1048,6 +3193,39 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: io.k8s.api.core.v1.TopologySpreadConstraint
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: maxSkew
+      type:
+        scalar: numeric
+      default: 0
+    - name: minDomains
+      type:
+        scalar: numeric
+    - name: nodeAffinityPolicy
+      type:
+        scalar: string
+    - name: nodeTaintsPolicy
+      type:
+        scalar: string
+    - name: topologyKey
+      type:
+        scalar: string
+      default: ""
+    - name: whenUnsatisfiable
+      type:
+        scalar: string
+      default: ""
 - name: io.k8s.api.core.v1.WeightedPodAffinityTerm
   map:
     fields:
@@ -1219,6 +3397,20 @@ var schemaYAML = typed.YAMLObject(`types:
       default: ""
     elementRelationship: atomic
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+  scalar: untyped
+- name: io.k8s.apimachinery.pkg.runtime.RawExtension
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
   scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped

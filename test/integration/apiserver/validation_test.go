@@ -44,10 +44,11 @@ func TestInvalidVMIsAreRefusedWithFieldPaths(t *testing.T) {
 		{"disk without volume", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data"})
 		}, "spec.domain.devices.disks[3].name"},
-		{"volume without disk", func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "data",
-				VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Gi")}}})
-		}, "spec.volumes[3].name"},
+		// A volume without a disk gets one (KubeVirt's defaulting); a KubeVirt
+		// field this platform cannot run is refused at its path.
+		{"host devices", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.HostDevices = []virtv1.HostDevice{{Name: "nic", DeviceName: "intel.com/ixgbe"}}
+		}, "spec.domain.devices.hostDevices"},
 		{"duplicate disk name", func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Devices.Disks[1].Name = "root" }, "spec.domain.devices.disks[1].name"},
 		{"volume without source", func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes[1].EmptyDisk = nil }, "spec.volumes[1]"},
 		{"empty disk of zero bytes", func(v *virtv1.VirtualMachineInstance) {

@@ -31,6 +31,8 @@ type CDRomTargetApplyConfiguration struct {
 	Bus *virtualizationv1.DiskBus `json:"bus,omitempty"`
 	// ReadOnly defaults to true; a writable CD-ROM is refused.
 	ReadOnly *bool `json:"readonly,omitempty"`
+	// Tray: open or closed. Defaults to closed.
+	Tray *virtualizationv1.TrayState `json:"tray,omitempty"`
 }
 
 // CDRomTargetApplyConfiguration constructs a declarative configuration of the CDRomTarget type for use with
@@ -52,5 +54,13 @@ func (b *CDRomTargetApplyConfiguration) WithBus(value virtualizationv1.DiskBus) 
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *CDRomTargetApplyConfiguration) WithReadOnly(value bool) *CDRomTargetApplyConfiguration {
 	b.ReadOnly = &value
+	return b
+}
+
+// WithTray sets the Tray field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tray field is set to the value of the last call.
+func (b *CDRomTargetApplyConfiguration) WithTray(value virtualizationv1.TrayState) *CDRomTargetApplyConfiguration {
+	b.Tray = &value
 	return b
 }

@@ -30,8 +30,29 @@ type CPUApplyConfiguration struct {
 	// Threads per core. Defaults to 1.
 	Threads *uint32 `json:"threads,omitempty"`
 	// Model is a libvirt CPU model name, or host-model / host-passthrough.
-	// Empty lets the hypervisor choose.
+	// Empty lets the hypervisor choose. Guests here run under software
+	// emulation (QEMU TCG), where there is no host CPU to pass through:
+	// host-model and host-passthrough become QEMU's "max" CPU, every feature
+	// TCG can emulate.
 	Model *string `json:"model,omitempty"`
+	// MaxSockets is the most sockets CPU hotplug may grow the guest to.
+	// Refused: this platform does not hotplug CPUs.
+	MaxSockets *uint32 `json:"maxSockets,omitempty"`
+	// Features adds or removes single CPU features on top of the model.
+	Features []CPUFeatureApplyConfiguration `json:"features,omitempty"`
+	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
+	// Refused: the nodes have no CPU manager with the static policy, so
+	// there are no CPUs to give a guest exclusively.
+	DedicatedCPUPlacement *bool `json:"dedicatedCpuPlacement,omitempty"`
+	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
+	// Refused with dedicatedCpuPlacement.
+	NUMA *NUMAApplyConfiguration `json:"numa,omitempty"`
+	// IsolateEmulatorThread gives QEMU's emulator thread a dedicated host
+	// CPU of its own. Refused with dedicatedCpuPlacement.
+	IsolateEmulatorThread *bool `json:"isolateEmulatorThread,omitempty"`
+	// Realtime tunes pinned vCPUs for low latency. Refused with
+	// dedicatedCpuPlacement.
+	Realtime *RealtimeApplyConfiguration `json:"realtime,omitempty"`
 }
 
 // CPUApplyConfiguration constructs a declarative configuration of the CPU type for use with
@@ -69,5 +90,58 @@ func (b *CPUApplyConfiguration) WithThreads(value uint32) *CPUApplyConfiguration
 // If called multiple times, the Model field is set to the value of the last call.
 func (b *CPUApplyConfiguration) WithModel(value string) *CPUApplyConfiguration {
 	b.Model = &value
+	return b
+}
+
+// WithMaxSockets sets the MaxSockets field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxSockets field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithMaxSockets(value uint32) *CPUApplyConfiguration {
+	b.MaxSockets = &value
+	return b
+}
+
+// WithFeatures adds the given value to the Features field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Features field.
+func (b *CPUApplyConfiguration) WithFeatures(values ...*CPUFeatureApplyConfiguration) *CPUApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFeatures")
+		}
+		b.Features = append(b.Features, *values[i])
+	}
+	return b
+}
+
+// WithDedicatedCPUPlacement sets the DedicatedCPUPlacement field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DedicatedCPUPlacement field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithDedicatedCPUPlacement(value bool) *CPUApplyConfiguration {
+	b.DedicatedCPUPlacement = &value
+	return b
+}
+
+// WithNUMA sets the NUMA field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NUMA field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithNUMA(value *NUMAApplyConfiguration) *CPUApplyConfiguration {
+	b.NUMA = value
+	return b
+}
+
+// WithIsolateEmulatorThread sets the IsolateEmulatorThread field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IsolateEmulatorThread field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithIsolateEmulatorThread(value bool) *CPUApplyConfiguration {
+	b.IsolateEmulatorThread = &value
+	return b
+}
+
+// WithRealtime sets the Realtime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Realtime field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithRealtime(value *RealtimeApplyConfiguration) *CPUApplyConfiguration {
+	b.Realtime = value
 	return b
 }

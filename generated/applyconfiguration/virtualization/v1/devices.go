@@ -27,7 +27,8 @@ import (
 //
 // Devices are the devices attached to the guest.
 type DevicesApplyConfiguration struct {
-	// Disks attach volumes to the guest.
+	// Disks attach volumes to the guest. A volume without a disk of its
+	// name gets a virtio disk (KubeVirt's defaulting).
 	Disks []DiskApplyConfiguration `json:"disks,omitempty"`
 	// Interfaces attach networks to the guest.
 	Interfaces []InterfaceApplyConfiguration `json:"interfaces,omitempty"`
@@ -43,6 +44,58 @@ type DevicesApplyConfiguration struct {
 	// AutoattachGraphicsDevice adds a graphics device the guest's VNC
 	// server shows. Defaults to true.
 	AutoattachGraphicsDevice *bool `json:"autoattachGraphicsDevice,omitempty"`
+	// UseVirtioTransitional attaches virtio devices in their transitional
+	// form (virtio 0.9 and 1.0), for guests as old as CentOS 6.
+	UseVirtioTransitional *bool `json:"useVirtioTransitional,omitempty"`
+	// DisableHotplug keeps disks from being hotplugged. This platform never
+	// hotplugs disks, so the guest is the same either way.
+	DisableHotplug *bool `json:"disableHotplug,omitempty"`
+	// Inputs are input devices: a tablet (absolute pointer, so the VNC
+	// cursor follows the mouse) or a keyboard, on the usb or virtio bus.
+	Inputs []InputApplyConfiguration `json:"inputs,omitempty"`
+	// LogSerialConsole appends what the guest writes to its serial console
+	// to a log file. Defaults to true.
+	LogSerialConsole *bool `json:"logSerialConsole,omitempty"`
+	// AutoattachMemBalloon adds a virtio memory balloon (which reports the
+	// guest's memory statistics). Defaults to false here: the guest keeps
+	// all the memory its pod was sized for.
+	AutoattachMemBalloon *bool `json:"autoattachMemBalloon,omitempty"`
+	// AutoattachInputDevice adds a USB tablet when no input is given.
+	// Defaults to false.
+	AutoattachInputDevice *bool `json:"autoattachInputDevice,omitempty"`
+	// AutoattachVSOCK gives the guest a virtio VSOCK device with a CID of
+	// its own. true is refused: the nodes allocate no VSOCK CIDs.
+	AutoattachVSOCK *bool `json:"autoattachVSOCK,omitempty"`
+	// BlockMultiQueue gives each virtio disk one queue per vCPU.
+	BlockMultiQueue *bool `json:"blockMultiQueue,omitempty"`
+	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU.
+	// true is refused: the taps virt-handler prepares are single-queue.
+	NetworkInterfaceMultiQueue *bool `json:"networkInterfaceMultiqueue,omitempty"`
+	// GPUs passes GPUs through to the guest. Refused: this platform has no
+	// device plugin or DRA driver for them.
+	GPUs []GPUApplyConfiguration `json:"gpus,omitempty"`
+	// DownwardMetrics adds a virtio serial port with host metrics (vhostmd).
+	// Refused: no node component serves the metrics.
+	DownwardMetrics *virtualizationv1.DownwardMetrics `json:"downwardMetrics,omitempty"`
+	// PanicDevices report a guest crash to the host (isa, hyperv, pvpanic).
+	PanicDevices []PanicDeviceApplyConfiguration `json:"panicDevices,omitempty"`
+	// Filesystems share a volume with the guest as a file system
+	// (virtiofs). Refused: the launcher runs no virtiofsd.
+	Filesystems []FilesystemApplyConfiguration `json:"filesystems,omitempty"`
+	// HostDevices passes host devices (PCI, mediated, USB) through to the
+	// guest. Refused: this platform has no device plugin or DRA driver for
+	// them.
+	HostDevices []HostDeviceApplyConfiguration `json:"hostDevices,omitempty"`
+	// ClientPassthrough redirects USB devices of a client (usbredir).
+	// Refused: no client connection carries USB redirection here.
+	ClientPassthrough *virtualizationv1.ClientPassthroughDevices `json:"clientPassthrough,omitempty"`
+	// Sound adds an emulated sound card (ich9 or ac97).
+	Sound *SoundDeviceApplyConfiguration `json:"sound,omitempty"`
+	// TPM adds an emulated TPM 2.0 (swtpm).
+	TPM *TPMDeviceApplyConfiguration `json:"tpm,omitempty"`
+	// Video is the model of the graphics card: vga (the default), bochs,
+	// cirrus, virtio or ramfb.
+	Video *VideoDeviceApplyConfiguration `json:"video,omitempty"`
 }
 
 // DevicesApplyConfiguration constructs a declarative configuration of the Devices type for use with
@@ -114,5 +167,174 @@ func (b *DevicesApplyConfiguration) WithWatchdog(value *WatchdogApplyConfigurati
 // If called multiple times, the AutoattachGraphicsDevice field is set to the value of the last call.
 func (b *DevicesApplyConfiguration) WithAutoattachGraphicsDevice(value bool) *DevicesApplyConfiguration {
 	b.AutoattachGraphicsDevice = &value
+	return b
+}
+
+// WithUseVirtioTransitional sets the UseVirtioTransitional field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UseVirtioTransitional field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithUseVirtioTransitional(value bool) *DevicesApplyConfiguration {
+	b.UseVirtioTransitional = &value
+	return b
+}
+
+// WithDisableHotplug sets the DisableHotplug field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisableHotplug field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithDisableHotplug(value bool) *DevicesApplyConfiguration {
+	b.DisableHotplug = &value
+	return b
+}
+
+// WithInputs adds the given value to the Inputs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Inputs field.
+func (b *DevicesApplyConfiguration) WithInputs(values ...*InputApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithInputs")
+		}
+		b.Inputs = append(b.Inputs, *values[i])
+	}
+	return b
+}
+
+// WithLogSerialConsole sets the LogSerialConsole field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LogSerialConsole field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithLogSerialConsole(value bool) *DevicesApplyConfiguration {
+	b.LogSerialConsole = &value
+	return b
+}
+
+// WithAutoattachMemBalloon sets the AutoattachMemBalloon field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachMemBalloon field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachMemBalloon(value bool) *DevicesApplyConfiguration {
+	b.AutoattachMemBalloon = &value
+	return b
+}
+
+// WithAutoattachInputDevice sets the AutoattachInputDevice field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachInputDevice field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachInputDevice(value bool) *DevicesApplyConfiguration {
+	b.AutoattachInputDevice = &value
+	return b
+}
+
+// WithAutoattachVSOCK sets the AutoattachVSOCK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachVSOCK field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachVSOCK(value bool) *DevicesApplyConfiguration {
+	b.AutoattachVSOCK = &value
+	return b
+}
+
+// WithBlockMultiQueue sets the BlockMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BlockMultiQueue field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithBlockMultiQueue(value bool) *DevicesApplyConfiguration {
+	b.BlockMultiQueue = &value
+	return b
+}
+
+// WithNetworkInterfaceMultiQueue sets the NetworkInterfaceMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkInterfaceMultiQueue field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithNetworkInterfaceMultiQueue(value bool) *DevicesApplyConfiguration {
+	b.NetworkInterfaceMultiQueue = &value
+	return b
+}
+
+// WithGPUs adds the given value to the GPUs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the GPUs field.
+func (b *DevicesApplyConfiguration) WithGPUs(values ...*GPUApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithGPUs")
+		}
+		b.GPUs = append(b.GPUs, *values[i])
+	}
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithDownwardMetrics(value virtualizationv1.DownwardMetrics) *DevicesApplyConfiguration {
+	b.DownwardMetrics = &value
+	return b
+}
+
+// WithPanicDevices adds the given value to the PanicDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PanicDevices field.
+func (b *DevicesApplyConfiguration) WithPanicDevices(values ...*PanicDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPanicDevices")
+		}
+		b.PanicDevices = append(b.PanicDevices, *values[i])
+	}
+	return b
+}
+
+// WithFilesystems adds the given value to the Filesystems field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Filesystems field.
+func (b *DevicesApplyConfiguration) WithFilesystems(values ...*FilesystemApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFilesystems")
+		}
+		b.Filesystems = append(b.Filesystems, *values[i])
+	}
+	return b
+}
+
+// WithHostDevices adds the given value to the HostDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostDevices field.
+func (b *DevicesApplyConfiguration) WithHostDevices(values ...*HostDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithHostDevices")
+		}
+		b.HostDevices = append(b.HostDevices, *values[i])
+	}
+	return b
+}
+
+// WithClientPassthrough sets the ClientPassthrough field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ClientPassthrough field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithClientPassthrough(value virtualizationv1.ClientPassthroughDevices) *DevicesApplyConfiguration {
+	b.ClientPassthrough = &value
+	return b
+}
+
+// WithSound sets the Sound field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sound field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithSound(value *SoundDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.Sound = value
+	return b
+}
+
+// WithTPM sets the TPM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TPM field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithTPM(value *TPMDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.TPM = value
+	return b
+}
+
+// WithVideo sets the Video field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Video field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithVideo(value *VideoDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.Video = value
 	return b
 }

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // DiskApplyConfiguration represents a declarative configuration of the Disk type for use
 // with apply.
 //
@@ -32,6 +36,30 @@ type DiskApplyConfiguration struct {
 	BootOrder *uint32 `json:"bootOrder,omitempty"`
 	// Serial number the guest sees.
 	Serial *string `json:"serial,omitempty"`
+	// DedicatedIOThread gives this virtio disk a QEMU I/O thread of its own.
+	DedicatedIOThread *bool `json:"dedicatedIOThread,omitempty"`
+	// Cache is the host's page cache mode for the disk: none (the host
+	// does not cache; needs a file system with O_DIRECT), writethrough or
+	// writeback. Empty is QEMU's default (writeback).
+	Cache *virtualizationv1.DriverCache `json:"cache,omitempty"`
+	// IO is QEMU's I/O mode: native (Linux AIO; needs cache none, which it
+	// implies when cache is empty), threads, or default.
+	IO *virtualizationv1.DriverIO `json:"io,omitempty"`
+	// Tag is passed to the guest in config drive metadata. This platform
+	// has no config drive: the tag is kept and has no effect.
+	Tag *string `json:"tag,omitempty"`
+	// BlockSize is the logical and physical block size the guest sees.
+	BlockSize *BlockSizeApplyConfiguration `json:"blockSize,omitempty"`
+	// Shareable lets several guests write the disk at once (the host does
+	// not cache it, and no lock is taken).
+	Shareable *bool `json:"shareable,omitempty"`
+	// ErrorPolicy is what an I/O error of the host does: stop (pause the
+	// guest, QEMU's default), ignore, report (to the guest) or enospace
+	// (report only "no space left", stop on others).
+	ErrorPolicy *virtualizationv1.DiskErrorPolicy `json:"errorPolicy,omitempty"`
+	// ChangedBlockTracking records the blocks written for incremental
+	// backups. Refused: this platform takes no backups.
+	ChangedBlockTracking *bool `json:"changedBlockTracking,omitempty"`
 }
 
 // DiskApplyConfiguration constructs a declarative configuration of the Disk type for use with
@@ -64,6 +92,14 @@ func (b *DiskApplyConfiguration) WithCDRom(value *CDRomTargetApplyConfiguration)
 	return b
 }
 
+// WithLUN sets the LUN field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LUN field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithLUN(value *LunTargetApplyConfiguration) *DiskApplyConfiguration {
+	b.DiskDeviceApplyConfiguration.LUN = value
+	return b
+}
+
 // WithBootOrder sets the BootOrder field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BootOrder field is set to the value of the last call.
@@ -77,5 +113,69 @@ func (b *DiskApplyConfiguration) WithBootOrder(value uint32) *DiskApplyConfigura
 // If called multiple times, the Serial field is set to the value of the last call.
 func (b *DiskApplyConfiguration) WithSerial(value string) *DiskApplyConfiguration {
 	b.Serial = &value
+	return b
+}
+
+// WithDedicatedIOThread sets the DedicatedIOThread field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DedicatedIOThread field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithDedicatedIOThread(value bool) *DiskApplyConfiguration {
+	b.DedicatedIOThread = &value
+	return b
+}
+
+// WithCache sets the Cache field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Cache field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithCache(value virtualizationv1.DriverCache) *DiskApplyConfiguration {
+	b.Cache = &value
+	return b
+}
+
+// WithIO sets the IO field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IO field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithIO(value virtualizationv1.DriverIO) *DiskApplyConfiguration {
+	b.IO = &value
+	return b
+}
+
+// WithTag sets the Tag field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tag field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithTag(value string) *DiskApplyConfiguration {
+	b.Tag = &value
+	return b
+}
+
+// WithBlockSize sets the BlockSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BlockSize field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithBlockSize(value *BlockSizeApplyConfiguration) *DiskApplyConfiguration {
+	b.BlockSize = value
+	return b
+}
+
+// WithShareable sets the Shareable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Shareable field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithShareable(value bool) *DiskApplyConfiguration {
+	b.Shareable = &value
+	return b
+}
+
+// WithErrorPolicy sets the ErrorPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ErrorPolicy field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithErrorPolicy(value virtualizationv1.DiskErrorPolicy) *DiskApplyConfiguration {
+	b.ErrorPolicy = &value
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithChangedBlockTracking(value bool) *DiskApplyConfiguration {
+	b.ChangedBlockTracking = &value
 	return b
 }

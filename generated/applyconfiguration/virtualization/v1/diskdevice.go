@@ -27,6 +27,10 @@ type DiskDeviceApplyConfiguration struct {
 	Disk *DiskTargetApplyConfiguration `json:"disk,omitempty"`
 	// CDRom attaches the volume as a CD-ROM.
 	CDRom *CDRomTargetApplyConfiguration `json:"cdrom,omitempty"`
+	// LUN passes a SCSI device through. Refused: it needs the raw SCSI
+	// device of a Block-mode claim and the privilege to send it SCSI
+	// commands, which the unprivileged launcher lacks.
+	LUN *LunTargetApplyConfiguration `json:"lun,omitempty"`
 }
 
 // DiskDeviceApplyConfiguration constructs a declarative configuration of the DiskDevice type for use with
@@ -48,5 +52,13 @@ func (b *DiskDeviceApplyConfiguration) WithDisk(value *DiskTargetApplyConfigurat
 // If called multiple times, the CDRom field is set to the value of the last call.
 func (b *DiskDeviceApplyConfiguration) WithCDRom(value *CDRomTargetApplyConfiguration) *DiskDeviceApplyConfiguration {
 	b.CDRom = value
+	return b
+}
+
+// WithLUN sets the LUN field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LUN field is set to the value of the last call.
+func (b *DiskDeviceApplyConfiguration) WithLUN(value *LunTargetApplyConfiguration) *DiskDeviceApplyConfiguration {
+	b.LUN = value
 	return b
 }

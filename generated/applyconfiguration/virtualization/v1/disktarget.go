@@ -31,6 +31,9 @@ type DiskTargetApplyConfiguration struct {
 	Bus *virtualizationv1.DiskBus `json:"bus,omitempty"`
 	// ReadOnly exposes the disk read-only.
 	ReadOnly *bool `json:"readonly,omitempty"`
+	// PciAddress places the disk at a PCI address, such as 0000:81:01.0.
+	// Refused: libvirt places the devices here.
+	PciAddress *string `json:"pciAddress,omitempty"`
 }
 
 // DiskTargetApplyConfiguration constructs a declarative configuration of the DiskTarget type for use with
@@ -52,5 +55,13 @@ func (b *DiskTargetApplyConfiguration) WithBus(value virtualizationv1.DiskBus) *
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *DiskTargetApplyConfiguration) WithReadOnly(value bool) *DiskTargetApplyConfiguration {
 	b.ReadOnly = &value
+	return b
+}
+
+// WithPciAddress sets the PciAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PciAddress field is set to the value of the last call.
+func (b *DiskTargetApplyConfiguration) WithPciAddress(value string) *DiskTargetApplyConfiguration {
+	b.PciAddress = &value
 	return b
 }

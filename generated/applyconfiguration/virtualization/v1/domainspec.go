@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // DomainSpecApplyConfiguration represents a declarative configuration of the DomainSpec type for use
 // with apply.
 //
@@ -36,6 +40,32 @@ type DomainSpecApplyConfiguration struct {
 	Firmware *FirmwareApplyConfiguration `json:"firmware,omitempty"`
 	// Devices attached to the guest.
 	Devices *DevicesApplyConfiguration `json:"devices,omitempty"`
+	// Clock is the guest's real-time clock: its offset from UTC (utc or
+	// timezone) and the timers the guest sees. Defaults to UTC with the
+	// machine type's timers.
+	Clock *ClockApplyConfiguration `json:"clock,omitempty"`
+	// Features are platform features of the guest: ACPI, APIC, SMM, the
+	// Hyper-V enlightenments, how KVM shows itself, paravirtual spinlocks.
+	// ACPI and APIC are on unless disabled here.
+	Features *FeaturesApplyConfiguration `json:"features,omitempty"`
+	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
+	// all), auto (up to two per vCPU, shared round-robin) or
+	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// dedicatedIOThread gets one of its own whatever the policy.
+	IOThreadsPolicy *virtualizationv1.IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
+	// IOThreads sizes the supplementalPool I/O threads policy. Refused, as
+	// supplementalPool is.
+	IOThreads *DiskIOThreadsApplyConfiguration `json:"ioThreads,omitempty"`
+	// Chassis is the SMBIOS chassis information (type 3) the guest reads.
+	Chassis *ChassisApplyConfiguration `json:"chassis,omitempty"`
+	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
+	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
+	// software emulation.
+	LaunchSecurity *LaunchSecurityApplyConfiguration `json:"launchSecurity,omitempty"`
+	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
+	// default) reboots the same domain; Terminate ends the VMI (Succeeded)
+	// so that its VirtualMachine starts a new one from the current template.
+	RebootPolicy *virtualizationv1.RebootPolicy `json:"rebootPolicy,omitempty"`
 }
 
 // DomainSpecApplyConfiguration constructs a declarative configuration of the DomainSpec type for use with
@@ -89,5 +119,61 @@ func (b *DomainSpecApplyConfiguration) WithFirmware(value *FirmwareApplyConfigur
 // If called multiple times, the Devices field is set to the value of the last call.
 func (b *DomainSpecApplyConfiguration) WithDevices(value *DevicesApplyConfiguration) *DomainSpecApplyConfiguration {
 	b.Devices = value
+	return b
+}
+
+// WithClock sets the Clock field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Clock field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithClock(value *ClockApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.Clock = value
+	return b
+}
+
+// WithFeatures sets the Features field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Features field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithFeatures(value *FeaturesApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.Features = value
+	return b
+}
+
+// WithIOThreadsPolicy sets the IOThreadsPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IOThreadsPolicy field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithIOThreadsPolicy(value virtualizationv1.IOThreadsPolicy) *DomainSpecApplyConfiguration {
+	b.IOThreadsPolicy = &value
+	return b
+}
+
+// WithIOThreads sets the IOThreads field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IOThreads field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithIOThreads(value *DiskIOThreadsApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.IOThreads = value
+	return b
+}
+
+// WithChassis sets the Chassis field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Chassis field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithChassis(value *ChassisApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.Chassis = value
+	return b
+}
+
+// WithLaunchSecurity sets the LaunchSecurity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LaunchSecurity field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithLaunchSecurity(value *LaunchSecurityApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.LaunchSecurity = value
+	return b
+}
+
+// WithRebootPolicy sets the RebootPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RebootPolicy field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithRebootPolicy(value virtualizationv1.RebootPolicy) *DomainSpecApplyConfiguration {
+	b.RebootPolicy = &value
 	return b
 }

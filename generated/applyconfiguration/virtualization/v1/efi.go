@@ -25,6 +25,10 @@ package v1
 type EFIApplyConfiguration struct {
 	// SecureBoot enables UEFI Secure Boot. Defaults to false.
 	SecureBoot *bool `json:"secureBoot,omitempty"`
+	// Persistent keeps the EFI variable store (NVRAM) across restarts of
+	// the VM. Refused: this platform keeps no per-VM state outside its
+	// volumes yet.
+	Persistent *bool `json:"persistent,omitempty"`
 }
 
 // EFIApplyConfiguration constructs a declarative configuration of the EFI type for use with
@@ -38,5 +42,13 @@ func EFI() *EFIApplyConfiguration {
 // If called multiple times, the SecureBoot field is set to the value of the last call.
 func (b *EFIApplyConfiguration) WithSecureBoot(value bool) *EFIApplyConfiguration {
 	b.SecureBoot = &value
+	return b
+}
+
+// WithPersistent sets the Persistent field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Persistent field is set to the value of the last call.
+func (b *EFIApplyConfiguration) WithPersistent(value bool) *EFIApplyConfiguration {
+	b.Persistent = &value
 	return b
 }

@@ -37,6 +37,9 @@ type FirmwareApplyConfiguration struct {
 	Bootloader *BootloaderApplyConfiguration `json:"bootloader,omitempty"`
 	// KernelBoot boots a kernel and initrd directly, bypassing the boot loader.
 	KernelBoot *KernelBootApplyConfiguration `json:"kernelBoot,omitempty"`
+	// ACPI adds Windows licensing tables (SLIC, MSDM) from secret volumes.
+	// Refused: secret volumes are not served by this platform yet.
+	ACPI *ACPIApplyConfiguration `json:"acpi,omitempty"`
 }
 
 // FirmwareApplyConfiguration constructs a declarative configuration of the Firmware type for use with
@@ -74,5 +77,13 @@ func (b *FirmwareApplyConfiguration) WithBootloader(value *BootloaderApplyConfig
 // If called multiple times, the KernelBoot field is set to the value of the last call.
 func (b *FirmwareApplyConfiguration) WithKernelBoot(value *KernelBootApplyConfiguration) *FirmwareApplyConfiguration {
 	b.KernelBoot = value
+	return b
+}
+
+// WithACPI sets the ACPI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ACPI field is set to the value of the last call.
+func (b *FirmwareApplyConfiguration) WithACPI(value *ACPIApplyConfiguration) *FirmwareApplyConfiguration {
+	b.ACPI = value
 	return b
 }

@@ -29,8 +29,8 @@ import (
 type InterfaceApplyConfiguration struct {
 	// Name of the interface; a network of the same name must exist.
 	Name *string `json:"name,omitempty"`
-	// Model of the emulated NIC: virtio, e1000, e1000e or rtl8139.
-	// Defaults to virtio.
+	// Model of the emulated NIC: virtio, e1000, e1000e, ne2k_pci, pcnet or
+	// rtl8139. Defaults to virtio.
 	Model *string `json:"model,omitempty"`
 	// InterfaceBindingMethod connects the NIC to the pod's network.
 	InterfaceBindingMethodApplyConfiguration `json:""`
@@ -41,6 +41,28 @@ type InterfaceApplyConfiguration struct {
 	MacAddress *string `json:"macAddress,omitempty"`
 	// BootOrder is the position of the NIC in the boot order, from 1.
 	BootOrder *uint32 `json:"bootOrder,omitempty"`
+	// Binding names a network binding plugin registered with KubeVirt.
+	// Refused: this platform has no binding plugins; use bridge or
+	// masquerade.
+	Binding *PluginBindingApplyConfiguration `json:"binding,omitempty"`
+	// PortRanges the masquerade binding forwards, as ports does. Refused:
+	// not implemented yet; list the ports.
+	PortRanges []PortRangeApplyConfiguration `json:"portRanges,omitempty"`
+	// PciAddress places the NIC at a PCI address. Refused: libvirt places
+	// the devices here.
+	PciAddress *string `json:"pciAddress,omitempty"`
+	// DHCPOptions are extra options the launcher's DHCP server sends the
+	// guest. Refused: not implemented yet.
+	DHCPOptions *DHCPOptionsApplyConfiguration `json:"dhcpOptions,omitempty"`
+	// Tag is passed to the guest in config drive metadata. This platform
+	// has no config drive: the tag is kept and has no effect.
+	Tag *string `json:"tag,omitempty"`
+	// ACPIIndex is the NIC's ACPI index (1 to 16383, unique in the guest):
+	// Linux names the NIC eno<index> whatever its PCI address.
+	ACPIIndex *int32 `json:"acpiIndex,omitempty"`
+	// State of the NIC's link: up (the default) or down. absent, a request
+	// to hot-unplug the NIC, is refused: this platform does not hotplug.
+	State *virtualizationv1.InterfaceState `json:"state,omitempty"`
 }
 
 // InterfaceApplyConfiguration constructs a declarative configuration of the Interface type for use with
@@ -81,6 +103,46 @@ func (b *InterfaceApplyConfiguration) WithMasquerade(value virtualizationv1.Inte
 	return b
 }
 
+// WithDeprecatedSlirp sets the DeprecatedSlirp field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedSlirp field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedSlirp(value virtualizationv1.DeprecatedInterfaceSlirp) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedSlirp = &value
+	return b
+}
+
+// WithSRIOV sets the SRIOV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SRIOV field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithSRIOV(value virtualizationv1.InterfaceSRIOV) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.SRIOV = &value
+	return b
+}
+
+// WithDeprecatedMacvtap sets the DeprecatedMacvtap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedMacvtap field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedMacvtap(value virtualizationv1.DeprecatedInterfaceMacvtap) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedMacvtap = &value
+	return b
+}
+
+// WithDeprecatedPasst sets the DeprecatedPasst field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedPasst field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedPasst(value virtualizationv1.DeprecatedInterfacePasst) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedPasst = &value
+	return b
+}
+
+// WithPasstBinding sets the PasstBinding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PasstBinding field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithPasstBinding(value virtualizationv1.InterfacePasstBinding) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.PasstBinding = &value
+	return b
+}
+
 // WithPorts adds the given value to the Ports field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Ports field.
@@ -107,5 +169,66 @@ func (b *InterfaceApplyConfiguration) WithMacAddress(value string) *InterfaceApp
 // If called multiple times, the BootOrder field is set to the value of the last call.
 func (b *InterfaceApplyConfiguration) WithBootOrder(value uint32) *InterfaceApplyConfiguration {
 	b.BootOrder = &value
+	return b
+}
+
+// WithBinding sets the Binding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Binding field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithBinding(value *PluginBindingApplyConfiguration) *InterfaceApplyConfiguration {
+	b.Binding = value
+	return b
+}
+
+// WithPortRanges adds the given value to the PortRanges field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PortRanges field.
+func (b *InterfaceApplyConfiguration) WithPortRanges(values ...*PortRangeApplyConfiguration) *InterfaceApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPortRanges")
+		}
+		b.PortRanges = append(b.PortRanges, *values[i])
+	}
+	return b
+}
+
+// WithPciAddress sets the PciAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PciAddress field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithPciAddress(value string) *InterfaceApplyConfiguration {
+	b.PciAddress = &value
+	return b
+}
+
+// WithDHCPOptions sets the DHCPOptions field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DHCPOptions field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDHCPOptions(value *DHCPOptionsApplyConfiguration) *InterfaceApplyConfiguration {
+	b.DHCPOptions = value
+	return b
+}
+
+// WithTag sets the Tag field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tag field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithTag(value string) *InterfaceApplyConfiguration {
+	b.Tag = &value
+	return b
+}
+
+// WithACPIIndex sets the ACPIIndex field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ACPIIndex field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithACPIIndex(value int32) *InterfaceApplyConfiguration {
+	b.ACPIIndex = &value
+	return b
+}
+
+// WithState sets the State field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the State field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithState(value virtualizationv1.InterfaceState) *InterfaceApplyConfiguration {
+	b.State = &value
 	return b
 }

@@ -36,6 +36,21 @@ type InterfaceBindingMethodApplyConfiguration struct {
 	// NAT on the pod's IP address: the pod IP's ports (all, or those listed)
 	// lead to the guest, which sees its clients' real addresses.
 	Masquerade *virtualizationv1.InterfaceMasquerade `json:"masquerade,omitempty"`
+	// DeprecatedSlirp is QEMU user networking. KubeVirt removed it in 1.3;
+	// refused.
+	DeprecatedSlirp *virtualizationv1.DeprecatedInterfaceSlirp `json:"slirp,omitempty"`
+	// SRIOV passes an SR-IOV virtual function through. Refused: this
+	// platform has no SR-IOV device plugin.
+	SRIOV *virtualizationv1.InterfaceSRIOV `json:"sriov,omitempty"`
+	// DeprecatedMacvtap is the macvtap binding. KubeVirt removed it in 1.3;
+	// refused.
+	DeprecatedMacvtap *virtualizationv1.DeprecatedInterfaceMacvtap `json:"macvtap,omitempty"`
+	// DeprecatedPasst is the old passt binding. KubeVirt removed it in 1.3;
+	// refused.
+	DeprecatedPasst *virtualizationv1.DeprecatedInterfacePasst `json:"passt,omitempty"`
+	// PasstBinding connects the NIC through passt (user-mode networking).
+	// Refused: the launcher image has no passt; use masquerade.
+	PasstBinding *virtualizationv1.InterfacePasstBinding `json:"passtBinding,omitempty"`
 }
 
 // InterfaceBindingMethodApplyConfiguration constructs a declarative configuration of the InterfaceBindingMethod type for use with
@@ -57,5 +72,45 @@ func (b *InterfaceBindingMethodApplyConfiguration) WithBridge(value virtualizati
 // If called multiple times, the Masquerade field is set to the value of the last call.
 func (b *InterfaceBindingMethodApplyConfiguration) WithMasquerade(value virtualizationv1.InterfaceMasquerade) *InterfaceBindingMethodApplyConfiguration {
 	b.Masquerade = &value
+	return b
+}
+
+// WithDeprecatedSlirp sets the DeprecatedSlirp field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedSlirp field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedSlirp(value virtualizationv1.DeprecatedInterfaceSlirp) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedSlirp = &value
+	return b
+}
+
+// WithSRIOV sets the SRIOV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SRIOV field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithSRIOV(value virtualizationv1.InterfaceSRIOV) *InterfaceBindingMethodApplyConfiguration {
+	b.SRIOV = &value
+	return b
+}
+
+// WithDeprecatedMacvtap sets the DeprecatedMacvtap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedMacvtap field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedMacvtap(value virtualizationv1.DeprecatedInterfaceMacvtap) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedMacvtap = &value
+	return b
+}
+
+// WithDeprecatedPasst sets the DeprecatedPasst field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedPasst field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedPasst(value virtualizationv1.DeprecatedInterfacePasst) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedPasst = &value
+	return b
+}
+
+// WithPasstBinding sets the PasstBinding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PasstBinding field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithPasstBinding(value virtualizationv1.InterfacePasstBinding) *InterfaceBindingMethodApplyConfiguration {
+	b.PasstBinding = &value
 	return b
 }

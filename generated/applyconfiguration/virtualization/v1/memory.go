@@ -29,6 +29,15 @@ import (
 type MemoryApplyConfiguration struct {
 	// Guest is the memory the guest sees. Defaults to resources.requests.memory.
 	Guest *resource.Quantity `json:"guest,omitempty"`
+	// Hugepages backs the guest's memory with huge pages. Refused: the
+	// nodes reserve no huge pages.
+	Hugepages *HugepagesApplyConfiguration `json:"hugepages,omitempty"`
+	// MaxGuest is the most memory hotplug may grow the guest to. Refused:
+	// this platform does not hotplug memory.
+	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
+	// ReservedOverhead adds to the memory the launcher pod reserves beyond
+	// the guest's.
+	ReservedOverhead *ReservedOverheadApplyConfiguration `json:"reservedOverhead,omitempty"`
 }
 
 // MemoryApplyConfiguration constructs a declarative configuration of the Memory type for use with
@@ -42,5 +51,29 @@ func Memory() *MemoryApplyConfiguration {
 // If called multiple times, the Guest field is set to the value of the last call.
 func (b *MemoryApplyConfiguration) WithGuest(value resource.Quantity) *MemoryApplyConfiguration {
 	b.Guest = &value
+	return b
+}
+
+// WithHugepages sets the Hugepages field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hugepages field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithHugepages(value *HugepagesApplyConfiguration) *MemoryApplyConfiguration {
+	b.Hugepages = value
+	return b
+}
+
+// WithMaxGuest sets the MaxGuest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxGuest field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithMaxGuest(value resource.Quantity) *MemoryApplyConfiguration {
+	b.MaxGuest = &value
+	return b
+}
+
+// WithReservedOverhead sets the ReservedOverhead field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReservedOverhead field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithReservedOverhead(value *ReservedOverheadApplyConfiguration) *MemoryApplyConfiguration {
+	b.ReservedOverhead = value
 	return b
 }

@@ -50,3 +50,19 @@ func (b *NetworkApplyConfiguration) WithPod(value *PodNetworkApplyConfiguration)
 	b.NetworkSourceApplyConfiguration.Pod = value
 	return b
 }
+
+// WithMultus sets the Multus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Multus field is set to the value of the last call.
+func (b *NetworkApplyConfiguration) WithMultus(value *MultusNetworkApplyConfiguration) *NetworkApplyConfiguration {
+	b.NetworkSourceApplyConfiguration.Multus = value
+	return b
+}
+
+// WithResourceClaim sets the ResourceClaim field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ResourceClaim field is set to the value of the last call.
+func (b *NetworkApplyConfiguration) WithResourceClaim(value *ClaimRequestApplyConfiguration) *NetworkApplyConfiguration {
+	b.NetworkSourceApplyConfiguration.ResourceClaim = value
+	return b
+}

@@ -42,6 +42,8 @@ type PersistentVolumeClaimInfoApplyConfiguration struct {
 	// FilesystemOverhead is the share of a Filesystem volume a disk image
 	// leaves to the file system, as a decimal such as "0.055".
 	FilesystemOverhead *virtualizationv1.Percent `json:"filesystemOverhead,omitempty"`
+	// Preallocated says the claim's storage is preallocated.
+	Preallocated *bool `json:"preallocated,omitempty"`
 }
 
 // PersistentVolumeClaimInfoApplyConfiguration constructs a declarative configuration of the PersistentVolumeClaimInfo type for use with
@@ -97,5 +99,13 @@ func (b *PersistentVolumeClaimInfoApplyConfiguration) WithRequests(value corev1.
 // If called multiple times, the FilesystemOverhead field is set to the value of the last call.
 func (b *PersistentVolumeClaimInfoApplyConfiguration) WithFilesystemOverhead(value virtualizationv1.Percent) *PersistentVolumeClaimInfoApplyConfiguration {
 	b.FilesystemOverhead = &value
+	return b
+}
+
+// WithPreallocated sets the Preallocated field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Preallocated field is set to the value of the last call.
+func (b *PersistentVolumeClaimInfoApplyConfiguration) WithPreallocated(value bool) *PersistentVolumeClaimInfoApplyConfiguration {
+	b.Preallocated = &value
 	return b
 }

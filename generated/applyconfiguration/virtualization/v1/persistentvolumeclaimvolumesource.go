@@ -27,6 +27,9 @@ type PersistentVolumeClaimVolumeSourceApplyConfiguration struct {
 	ClaimName *string `json:"claimName,omitempty"`
 	// ReadOnly attaches the claim read-only.
 	ReadOnly *bool `json:"readOnly,omitempty"`
+	// Hotpluggable lets the volume be attached to and detached from a
+	// running guest. true is refused: this platform does not hotplug.
+	Hotpluggable *bool `json:"hotpluggable,omitempty"`
 }
 
 // PersistentVolumeClaimVolumeSourceApplyConfiguration constructs a declarative configuration of the PersistentVolumeClaimVolumeSource type for use with
@@ -48,5 +51,13 @@ func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithClaimName(valu
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithReadOnly(value bool) *PersistentVolumeClaimVolumeSourceApplyConfiguration {
 	b.ReadOnly = &value
+	return b
+}
+
+// WithHotpluggable sets the Hotpluggable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hotpluggable field is set to the value of the last call.
+func (b *PersistentVolumeClaimVolumeSourceApplyConfiguration) WithHotpluggable(value bool) *PersistentVolumeClaimVolumeSourceApplyConfiguration {
+	b.Hotpluggable = &value
 	return b
 }

@@ -40,6 +40,10 @@ type VirtualMachineInstanceNetworkInterfaceApplyConfiguration struct {
 	// PodInterfaceName is the pod interface the guest NIC is bound to, such
 	// as eth0.
 	PodInterfaceName *string `json:"podInterfaceName,omitempty"`
+	// QueueCount is the number of queues of the NIC.
+	QueueCount *int32 `json:"queueCount,omitempty"`
+	// LinkState of the NIC: up or down.
+	LinkState *string `json:"linkState,omitempty"`
 }
 
 // VirtualMachineInstanceNetworkInterfaceApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceNetworkInterface type for use with
@@ -103,5 +107,21 @@ func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithInfoSourc
 // If called multiple times, the PodInterfaceName field is set to the value of the last call.
 func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithPodInterfaceName(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
 	b.PodInterfaceName = &value
+	return b
+}
+
+// WithQueueCount sets the QueueCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QueueCount field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithQueueCount(value int32) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.QueueCount = &value
+	return b
+}
+
+// WithLinkState sets the LinkState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LinkState field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithLinkState(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.LinkState = &value
 	return b
 }

@@ -20,6 +20,7 @@ package v1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
 // VirtualMachineInstanceSpecApplyConfiguration represents a declarative configuration of the VirtualMachineInstanceSpec type for use
@@ -51,6 +52,47 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// SchedulerName of the launcher pod; empty means the default scheduler.
 	SchedulerName *string `json:"schedulerName,omitempty"`
+	// ServiceAccountName is the service account of the launcher pod. The
+	// guest does not see its token. Refused: not implemented yet.
+	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// TopologySpreadConstraints spread the launcher pods of several VMIs
+	// over topology domains, as for pods. Refused: not implemented yet.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// EvictionStrategy is what draining the node does to the guest: None
+	// (it is stopped, and its VM, if any, restarts it elsewhere) or
+	// LiveMigrateIfPossible (the same here, since nothing is migratable).
+	// LiveMigrate and External are refused: this platform has no live
+	// migration and no external eviction handling.
+	EvictionStrategy *virtualizationv1.EvictionStrategy `json:"evictionStrategy,omitempty"`
+	// StartStrategy Paused starts the guest with its vCPUs paused: the VMI
+	// is Running with Ready False and Paused True until it is unpaused.
+	StartStrategy *virtualizationv1.StartStrategy `json:"startStrategy,omitempty"`
+	// LivenessProbe checks the guest periodically; a failing guest is
+	// stopped. Refused: not implemented yet.
+	LivenessProbe *ProbeApplyConfiguration `json:"livenessProbe,omitempty"`
+	// ReadinessProbe checks the guest periodically; Ready follows it.
+	// Refused: not implemented yet.
+	ReadinessProbe *ProbeApplyConfiguration `json:"readinessProbe,omitempty"`
+	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.
+	// Only ClusterFirst (the default) is accepted: the launcher pod's DNS
+	// is not configurable yet.
+	DNSPolicy *corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+	// DNSConfig adds to the launcher pod's DNS configuration. Refused: not
+	// implemented yet.
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
+	// AccessCredentials put SSH keys or passwords into the guest. Refused:
+	// not implemented yet; put keys into cloud-init user data.
+	AccessCredentials []AccessCredentialApplyConfiguration `json:"accessCredentials,omitempty"`
+	// Architecture of the guest. Only amd64, the nodes' own, is accepted.
+	Architecture *string `json:"architecture,omitempty"`
+	// ResourceClaims are DRA ResourceClaims the launcher pod takes, for
+	// GPUs, host devices and network devices. Refused: this platform has
+	// no DRA drivers.
+	ResourceClaims []VirtualMachineInstanceResourceClaimApplyConfiguration `json:"resourceClaims,omitempty"`
+	// UtilityVolumes are claims mounted into the launcher pod for an
+	// operation, not attached to the guest. Refused: this platform has no
+	// operation that uses them.
+	UtilityVolumes []UtilityVolumeApplyConfiguration `json:"utilityVolumes,omitempty"`
 }
 
 // VirtualMachineInstanceSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceSpec type for use with
@@ -162,5 +204,118 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithPriorityClassName(val
 // If called multiple times, the SchedulerName field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithSchedulerName(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.SchedulerName = &value
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithServiceAccountName(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.ServiceAccountName = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithTopologySpreadConstraints(values ...corev1.TopologySpreadConstraint) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		b.TopologySpreadConstraints = append(b.TopologySpreadConstraints, values[i])
+	}
+	return b
+}
+
+// WithEvictionStrategy sets the EvictionStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvictionStrategy field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithEvictionStrategy(value virtualizationv1.EvictionStrategy) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.EvictionStrategy = &value
+	return b
+}
+
+// WithStartStrategy sets the StartStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartStrategy field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithStartStrategy(value virtualizationv1.StartStrategy) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.StartStrategy = &value
+	return b
+}
+
+// WithLivenessProbe sets the LivenessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LivenessProbe field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithLivenessProbe(value *ProbeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.LivenessProbe = value
+	return b
+}
+
+// WithReadinessProbe sets the ReadinessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadinessProbe field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithReadinessProbe(value *ProbeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.ReadinessProbe = value
+	return b
+}
+
+// WithDNSPolicy sets the DNSPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSPolicy field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithDNSPolicy(value corev1.DNSPolicy) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.DNSPolicy = &value
+	return b
+}
+
+// WithDNSConfig sets the DNSConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSConfig field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithDNSConfig(value corev1.PodDNSConfig) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.DNSConfig = &value
+	return b
+}
+
+// WithAccessCredentials adds the given value to the AccessCredentials field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AccessCredentials field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithAccessCredentials(values ...*AccessCredentialApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAccessCredentials")
+		}
+		b.AccessCredentials = append(b.AccessCredentials, *values[i])
+	}
+	return b
+}
+
+// WithArchitecture sets the Architecture field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Architecture field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithArchitecture(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.Architecture = &value
+	return b
+}
+
+// WithResourceClaims adds the given value to the ResourceClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResourceClaims field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithResourceClaims(values ...*VirtualMachineInstanceResourceClaimApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithResourceClaims")
+		}
+		b.ResourceClaims = append(b.ResourceClaims, *values[i])
+	}
+	return b
+}
+
+// WithUtilityVolumes adds the given value to the UtilityVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the UtilityVolumes field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithUtilityVolumes(values ...*UtilityVolumeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithUtilityVolumes")
+		}
+		b.UtilityVolumes = append(b.UtilityVolumes, *values[i])
+	}
 	return b
 }

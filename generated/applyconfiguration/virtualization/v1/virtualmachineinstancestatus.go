@@ -19,6 +19,7 @@ limitations under the License.
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	types "k8s.io/apimachinery/pkg/types"
 	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
@@ -53,6 +54,44 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	// its claim's size, mode and the share of the file system a disk image
 	// on it leaves free (filesystemOverhead).
 	VolumeStatus []VolumeStatusApplyConfiguration `json:"volumeStatus,omitempty"`
+	// MigrationState is the state of the guest's live migration.
+	MigrationState *VirtualMachineInstanceMigrationStateApplyConfiguration `json:"migrationState,omitempty"`
+	// MigrationMethod is how the guest would migrate: BlockMigration or
+	// LiveMigration.
+	MigrationMethod *virtualizationv1.VirtualMachineInstanceMigrationMethod `json:"migrationMethod,omitempty"`
+	// MigrationTransport is how migration data would travel (Unix).
+	MigrationTransport *virtualizationv1.VirtualMachineInstanceMigrationTransport `json:"migrationTransport,omitempty"`
+	// QOSClass is the quality of service class of the launcher pod.
+	QOSClass *corev1.PodQOSClass `json:"qosClass,omitempty"`
+	// EvacuationNodeName is the node the guest is being evicted from.
+	EvacuationNodeName *string `json:"evacuationNodeName,omitempty"`
+	// KernelBootStatus describes the kernel and initrd of kernelBoot.
+	KernelBootStatus *KernelBootStatusApplyConfiguration `json:"kernelBootStatus,omitempty"`
+	// FSFreezeStatus is "frozen" while the guest's file systems are frozen.
+	FSFreezeStatus *string `json:"fsFreezeStatus,omitempty"`
+	// TopologyHints for the scheduler, such as the TSC frequency.
+	TopologyHints *TopologyHintsApplyConfiguration `json:"topologyHints,omitempty"`
+	// VirtualMachineRevisionName is the revision of the VM the VMI was
+	// made from.
+	VirtualMachineRevisionName *string `json:"virtualMachineRevisionName,omitempty"`
+	// RuntimeUser is the user ID the launcher runs as. KubeVirt's is a
+	// uint64; server-side apply cannot hold one, and user IDs fit an int64.
+	RuntimeUser *int64 `json:"runtimeUser,omitempty"`
+	// VSOCKCID is the guest's VSOCK context ID.
+	VSOCKCID *uint32 `json:"VSOCKCID,omitempty"`
+	// SelinuxContext is the SELinux context of the launcher pod.
+	SelinuxContext *string `json:"selinuxContext,omitempty"`
+	// Machine is the machine type the guest runs, after QEMU resolved an
+	// alias such as q35.
+	Machine *MachineApplyConfiguration `json:"machine,omitempty"`
+	// CurrentCPUTopology is the guest's CPU topology now.
+	CurrentCPUTopology *CPUTopologyApplyConfiguration `json:"currentCPUTopology,omitempty"`
+	// Memory is the guest's memory now.
+	Memory *MemoryStatusApplyConfiguration `json:"memory,omitempty"`
+	// MigratedVolumes are the volumes a volume migration moves.
+	MigratedVolumes []StorageMigratedVolumeInfoApplyConfiguration `json:"migratedVolumes,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	ChangedBlockTracking *ChangedBlockTrackingStatusApplyConfiguration `json:"changedBlockTracking,omitempty"`
 }
 
 // VirtualMachineInstanceStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceStatus type for use with
@@ -164,5 +203,146 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVolumeStatus(values
 		}
 		b.VolumeStatus = append(b.VolumeStatus, *values[i])
 	}
+	return b
+}
+
+// WithMigrationState sets the MigrationState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationState field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigrationState(value *VirtualMachineInstanceMigrationStateApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.MigrationState = value
+	return b
+}
+
+// WithMigrationMethod sets the MigrationMethod field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationMethod field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigrationMethod(value virtualizationv1.VirtualMachineInstanceMigrationMethod) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.MigrationMethod = &value
+	return b
+}
+
+// WithMigrationTransport sets the MigrationTransport field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationTransport field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigrationTransport(value virtualizationv1.VirtualMachineInstanceMigrationTransport) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.MigrationTransport = &value
+	return b
+}
+
+// WithQOSClass sets the QOSClass field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QOSClass field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithQOSClass(value corev1.PodQOSClass) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.QOSClass = &value
+	return b
+}
+
+// WithEvacuationNodeName sets the EvacuationNodeName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvacuationNodeName field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithEvacuationNodeName(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.EvacuationNodeName = &value
+	return b
+}
+
+// WithKernelBootStatus sets the KernelBootStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KernelBootStatus field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithKernelBootStatus(value *KernelBootStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.KernelBootStatus = value
+	return b
+}
+
+// WithFSFreezeStatus sets the FSFreezeStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FSFreezeStatus field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithFSFreezeStatus(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.FSFreezeStatus = &value
+	return b
+}
+
+// WithTopologyHints sets the TopologyHints field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TopologyHints field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithTopologyHints(value *TopologyHintsApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.TopologyHints = value
+	return b
+}
+
+// WithVirtualMachineRevisionName sets the VirtualMachineRevisionName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VirtualMachineRevisionName field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVirtualMachineRevisionName(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.VirtualMachineRevisionName = &value
+	return b
+}
+
+// WithRuntimeUser sets the RuntimeUser field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeUser field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithRuntimeUser(value int64) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.RuntimeUser = &value
+	return b
+}
+
+// WithVSOCKCID sets the VSOCKCID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VSOCKCID field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVSOCKCID(value uint32) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.VSOCKCID = &value
+	return b
+}
+
+// WithSelinuxContext sets the SelinuxContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SelinuxContext field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithSelinuxContext(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.SelinuxContext = &value
+	return b
+}
+
+// WithMachine sets the Machine field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Machine field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMachine(value *MachineApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.Machine = value
+	return b
+}
+
+// WithCurrentCPUTopology sets the CurrentCPUTopology field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CurrentCPUTopology field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithCurrentCPUTopology(value *CPUTopologyApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.CurrentCPUTopology = value
+	return b
+}
+
+// WithMemory sets the Memory field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Memory field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMemory(value *MemoryStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.Memory = value
+	return b
+}
+
+// WithMigratedVolumes adds the given value to the MigratedVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MigratedVolumes field.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigratedVolumes(values ...*StorageMigratedVolumeInfoApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMigratedVolumes")
+		}
+		b.MigratedVolumes = append(b.MigratedVolumes, *values[i])
+	}
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithChangedBlockTracking(value *ChangedBlockTrackingStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.ChangedBlockTracking = value
 	return b
 }

@@ -35,6 +35,16 @@ type VirtualMachineSpecApplyConfiguration struct {
 	RunStrategy *virtualizationv1.VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpecApplyConfiguration `json:"template,omitempty"`
+	// DataVolumeTemplates are CDI DataVolumes the VM creates with itself
+	// for its volumes. Refused: the Containerized Data Importer (CDI) is
+	// not installed with this platform; create a PersistentVolumeClaim and
+	// use a persistentVolumeClaim volume.
+	DataVolumeTemplates []DataVolumeTemplateSpecApplyConfiguration `json:"dataVolumeTemplates,omitempty"`
+	// UpdateVolumesStrategy is how a change of the template's volumes
+	// reaches a running instance: Replacement (the default: at the next
+	// start) or Migration (by a volume migration, refused: this platform
+	// has no live migration).
+	UpdateVolumesStrategy *virtualizationv1.UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
 }
 
 // VirtualMachineSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineSpec type for use with
@@ -64,5 +74,26 @@ func (b *VirtualMachineSpecApplyConfiguration) WithRunStrategy(value virtualizat
 // If called multiple times, the Template field is set to the value of the last call.
 func (b *VirtualMachineSpecApplyConfiguration) WithTemplate(value *VirtualMachineInstanceTemplateSpecApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
 	b.Template = value
+	return b
+}
+
+// WithDataVolumeTemplates adds the given value to the DataVolumeTemplates field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the DataVolumeTemplates field.
+func (b *VirtualMachineSpecApplyConfiguration) WithDataVolumeTemplates(values ...*DataVolumeTemplateSpecApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithDataVolumeTemplates")
+		}
+		b.DataVolumeTemplates = append(b.DataVolumeTemplates, *values[i])
+	}
+	return b
+}
+
+// WithUpdateVolumesStrategy sets the UpdateVolumesStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpdateVolumesStrategy field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithUpdateVolumesStrategy(value virtualizationv1.UpdateVolumesStrategy) *VirtualMachineSpecApplyConfiguration {
+	b.UpdateVolumesStrategy = &value
 	return b
 }

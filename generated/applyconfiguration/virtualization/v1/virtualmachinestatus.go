@@ -44,6 +44,24 @@ type VirtualMachineStatusApplyConfiguration struct {
 	// instance with this UID, then start a new one. The API appends them,
 	// the controller removes each once it is done.
 	StateChangeRequests []VirtualMachineStateChangeRequestApplyConfiguration `json:"stateChangeRequests,omitempty"`
+	// SnapshotInProgress is the VirtualMachineSnapshot being taken.
+	SnapshotInProgress *string `json:"snapshotInProgress,omitempty"`
+	// RestoreInProgress is the VirtualMachineRestore being done.
+	RestoreInProgress *string `json:"restoreInProgress,omitempty"`
+	// VolumeRequests are volumes to hotplug into or out of the instance.
+	VolumeRequests []VirtualMachineVolumeRequestApplyConfiguration `json:"volumeRequests,omitempty"`
+	// VolumeSnapshotStatuses say which volumes can be snapshotted.
+	VolumeSnapshotStatuses []VolumeSnapshotStatusApplyConfiguration `json:"volumeSnapshotStatuses,omitempty"`
+	// MemoryDumpRequest is a memory dump asked for.
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequestApplyConfiguration `json:"memoryDumpRequest,omitempty"`
+	// DesiredGeneration is the generation the instance should have.
+	DesiredGeneration *int64 `json:"desiredGeneration,omitempty"`
+	// RunStrategy is the run strategy last acted on.
+	RunStrategy *virtualizationv1.VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	// VolumeUpdateState is the state of a volume update.
+	VolumeUpdateState *VolumeUpdateStateApplyConfiguration `json:"volumeUpdateState,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	ChangedBlockTracking *ChangedBlockTrackingStatusApplyConfiguration `json:"changedBlockTracking,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -115,5 +133,87 @@ func (b *VirtualMachineStatusApplyConfiguration) WithStateChangeRequests(values 
 		}
 		b.StateChangeRequests = append(b.StateChangeRequests, *values[i])
 	}
+	return b
+}
+
+// WithSnapshotInProgress sets the SnapshotInProgress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SnapshotInProgress field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithSnapshotInProgress(value string) *VirtualMachineStatusApplyConfiguration {
+	b.SnapshotInProgress = &value
+	return b
+}
+
+// WithRestoreInProgress sets the RestoreInProgress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RestoreInProgress field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithRestoreInProgress(value string) *VirtualMachineStatusApplyConfiguration {
+	b.RestoreInProgress = &value
+	return b
+}
+
+// WithVolumeRequests adds the given value to the VolumeRequests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeRequests field.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeRequests(values ...*VirtualMachineVolumeRequestApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeRequests")
+		}
+		b.VolumeRequests = append(b.VolumeRequests, *values[i])
+	}
+	return b
+}
+
+// WithVolumeSnapshotStatuses adds the given value to the VolumeSnapshotStatuses field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeSnapshotStatuses field.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeSnapshotStatuses(values ...*VolumeSnapshotStatusApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeSnapshotStatuses")
+		}
+		b.VolumeSnapshotStatuses = append(b.VolumeSnapshotStatuses, *values[i])
+	}
+	return b
+}
+
+// WithMemoryDumpRequest sets the MemoryDumpRequest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDumpRequest field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithMemoryDumpRequest(value *VirtualMachineMemoryDumpRequestApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.MemoryDumpRequest = value
+	return b
+}
+
+// WithDesiredGeneration sets the DesiredGeneration field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DesiredGeneration field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithDesiredGeneration(value int64) *VirtualMachineStatusApplyConfiguration {
+	b.DesiredGeneration = &value
+	return b
+}
+
+// WithRunStrategy sets the RunStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunStrategy field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithRunStrategy(value virtualizationv1.VirtualMachineRunStrategy) *VirtualMachineStatusApplyConfiguration {
+	b.RunStrategy = &value
+	return b
+}
+
+// WithVolumeUpdateState sets the VolumeUpdateState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VolumeUpdateState field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeUpdateState(value *VolumeUpdateStateApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.VolumeUpdateState = value
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithChangedBlockTracking(value *ChangedBlockTrackingStatusApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.ChangedBlockTracking = value
 	return b
 }

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // VolumeApplyConfiguration represents a declarative configuration of the Volume type for use
 // with apply.
 //
@@ -72,5 +76,101 @@ func (b *VolumeApplyConfiguration) WithCloudInitNoCloud(value *CloudInitNoCloudS
 // If called multiple times, the PersistentVolumeClaim field is set to the value of the last call.
 func (b *VolumeApplyConfiguration) WithPersistentVolumeClaim(value *PersistentVolumeClaimVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
 	b.VolumeSourceApplyConfiguration.PersistentVolumeClaim = value
+	return b
+}
+
+// WithHostDisk sets the HostDisk field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostDisk field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithHostDisk(value *HostDiskApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.HostDisk = value
+	return b
+}
+
+// WithCloudInitConfigDrive sets the CloudInitConfigDrive field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CloudInitConfigDrive field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithCloudInitConfigDrive(value *CloudInitConfigDriveSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.CloudInitConfigDrive = value
+	return b
+}
+
+// WithSysprep sets the Sysprep field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sysprep field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithSysprep(value *SysprepSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.Sysprep = value
+	return b
+}
+
+// WithEphemeral sets the Ephemeral field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ephemeral field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithEphemeral(value *EphemeralVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.Ephemeral = value
+	return b
+}
+
+// WithDataVolume sets the DataVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DataVolume field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithDataVolume(value *DataVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.DataVolume = value
+	return b
+}
+
+// WithConfigMap sets the ConfigMap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigMap field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithConfigMap(value *ConfigMapVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.ConfigMap = value
+	return b
+}
+
+// WithSecret sets the Secret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Secret field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithSecret(value *SecretVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.Secret = value
+	return b
+}
+
+// WithDownwardAPI sets the DownwardAPI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardAPI field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithDownwardAPI(value *DownwardAPIVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.DownwardAPI = value
+	return b
+}
+
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithServiceAccount(value *ServiceAccountVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.ServiceAccount = value
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithDownwardMetrics(value virtualizationv1.DownwardMetricsVolumeSource) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.DownwardMetrics = &value
+	return b
+}
+
+// WithMemoryDump sets the MemoryDump field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDump field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithMemoryDump(value *MemoryDumpVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.MemoryDump = value
+	return b
+}
+
+// WithContainerPath sets the ContainerPath field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContainerPath field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithContainerPath(value *ContainerPathVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.ContainerPath = value
 	return b
 }

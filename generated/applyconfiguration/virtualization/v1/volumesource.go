@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // VolumeSourceApplyConfiguration represents a declarative configuration of the VolumeSource type for use
 // with apply.
 //
@@ -33,6 +37,42 @@ type VolumeSourceApplyConfiguration struct {
 	CloudInitNoCloud *CloudInitNoCloudSourceApplyConfiguration `json:"cloudInitNoCloud,omitempty"`
 	// PersistentVolumeClaim attaches a claim of the VMI's namespace.
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSourceApplyConfiguration `json:"persistentVolumeClaim,omitempty"`
+	// HostDisk is a disk image file on the node. Refused: the launcher is
+	// unprivileged and sees no path of the node.
+	HostDisk *HostDiskApplyConfiguration `json:"hostDisk,omitempty"`
+	// CloudInitConfigDrive passes cloud-init data through an OpenStack
+	// config drive. Refused: not implemented yet; use cloudInitNoCloud.
+	CloudInitConfigDrive *CloudInitConfigDriveSourceApplyConfiguration `json:"cloudInitConfigDrive,omitempty"`
+	// Sysprep passes a Windows answer file. Refused: not implemented yet.
+	Sysprep *SysprepSourceApplyConfiguration `json:"sysprep,omitempty"`
+	// Ephemeral puts a copy-on-write layer that lives as long as the VMI
+	// over a claim. Refused: not implemented yet.
+	Ephemeral *EphemeralVolumeSourceApplyConfiguration `json:"ephemeral,omitempty"`
+	// DataVolume attaches the claim of a CDI DataVolume. Refused: the
+	// Containerized Data Importer (CDI) is not installed with this
+	// platform; use persistentVolumeClaim.
+	DataVolume *DataVolumeSourceApplyConfiguration `json:"dataVolume,omitempty"`
+	// ConfigMap attaches a ConfigMap as an ISO disk. Refused: not
+	// implemented yet.
+	ConfigMap *ConfigMapVolumeSourceApplyConfiguration `json:"configMap,omitempty"`
+	// Secret attaches a Secret as an ISO disk. Refused: not implemented
+	// yet.
+	Secret *SecretVolumeSourceApplyConfiguration `json:"secret,omitempty"`
+	// DownwardAPI attaches pod information as an ISO disk. Refused: not
+	// implemented yet.
+	DownwardAPI *DownwardAPIVolumeSourceApplyConfiguration `json:"downwardAPI,omitempty"`
+	// ServiceAccount attaches a service account's token as an ISO disk.
+	// Refused: not implemented yet.
+	ServiceAccount *ServiceAccountVolumeSourceApplyConfiguration `json:"serviceAccount,omitempty"`
+	// DownwardMetrics attaches host metrics as a small disk. Refused: no
+	// node component serves the metrics.
+	DownwardMetrics *virtualizationv1.DownwardMetricsVolumeSource `json:"downwardMetrics,omitempty"`
+	// MemoryDump is the claim a memory dump of the guest is written to.
+	// Refused: this platform takes no memory dumps.
+	MemoryDump *MemoryDumpVolumeSourceApplyConfiguration `json:"memoryDump,omitempty"`
+	// ContainerPath shares a path of the launcher container through
+	// virtiofs. Refused: the launcher runs no virtiofsd.
+	ContainerPath *ContainerPathVolumeSourceApplyConfiguration `json:"containerPath,omitempty"`
 }
 
 // VolumeSourceApplyConfiguration constructs a declarative configuration of the VolumeSource type for use with
@@ -70,5 +110,101 @@ func (b *VolumeSourceApplyConfiguration) WithCloudInitNoCloud(value *CloudInitNo
 // If called multiple times, the PersistentVolumeClaim field is set to the value of the last call.
 func (b *VolumeSourceApplyConfiguration) WithPersistentVolumeClaim(value *PersistentVolumeClaimVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
 	b.PersistentVolumeClaim = value
+	return b
+}
+
+// WithHostDisk sets the HostDisk field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostDisk field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithHostDisk(value *HostDiskApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.HostDisk = value
+	return b
+}
+
+// WithCloudInitConfigDrive sets the CloudInitConfigDrive field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CloudInitConfigDrive field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithCloudInitConfigDrive(value *CloudInitConfigDriveSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.CloudInitConfigDrive = value
+	return b
+}
+
+// WithSysprep sets the Sysprep field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sysprep field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithSysprep(value *SysprepSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Sysprep = value
+	return b
+}
+
+// WithEphemeral sets the Ephemeral field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ephemeral field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithEphemeral(value *EphemeralVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Ephemeral = value
+	return b
+}
+
+// WithDataVolume sets the DataVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DataVolume field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithDataVolume(value *DataVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.DataVolume = value
+	return b
+}
+
+// WithConfigMap sets the ConfigMap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigMap field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithConfigMap(value *ConfigMapVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ConfigMap = value
+	return b
+}
+
+// WithSecret sets the Secret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Secret field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithSecret(value *SecretVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Secret = value
+	return b
+}
+
+// WithDownwardAPI sets the DownwardAPI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardAPI field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithDownwardAPI(value *DownwardAPIVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.DownwardAPI = value
+	return b
+}
+
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithServiceAccount(value *ServiceAccountVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ServiceAccount = value
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithDownwardMetrics(value virtualizationv1.DownwardMetricsVolumeSource) *VolumeSourceApplyConfiguration {
+	b.DownwardMetrics = &value
+	return b
+}
+
+// WithMemoryDump sets the MemoryDump field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDump field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithMemoryDump(value *MemoryDumpVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.MemoryDump = value
+	return b
+}
+
+// WithContainerPath sets the ContainerPath field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContainerPath field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithContainerPath(value *ContainerPathVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ContainerPath = value
 	return b
 }

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // VolumeStatusApplyConfiguration represents a declarative configuration of the VolumeStatus type for use
 // with apply.
 //
@@ -34,6 +38,17 @@ type VolumeStatusApplyConfiguration struct {
 	Message *string `json:"message,omitempty"`
 	// PersistentVolumeClaimInfo is the claim behind a PVC volume.
 	PersistentVolumeClaimInfo *PersistentVolumeClaimInfoApplyConfiguration `json:"persistentVolumeClaimInfo,omitempty"`
+	// Phase of the volume's attachment (hotplug, memory dump).
+	Phase *virtualizationv1.VolumePhase `json:"phase,omitempty"`
+	// HotplugVolume is the attachment of a hotplugged volume.
+	HotplugVolume *HotplugVolumeStatusApplyConfiguration `json:"hotplugVolume,omitempty"`
+	// SizeBytes is the size of the volume in bytes (JSON: size; Size is the
+	// protobuf marshaller's method).
+	SizeBytes *int64 `json:"size,omitempty"`
+	// MemoryDumpVolume describes a memory dump written to the volume.
+	MemoryDumpVolume *DomainMemoryDumpInfoApplyConfiguration `json:"memoryDumpVolume,omitempty"`
+	// ContainerDiskVolume describes a containerDisk volume.
+	ContainerDiskVolume *ContainerDiskInfoApplyConfiguration `json:"containerDiskVolume,omitempty"`
 }
 
 // VolumeStatusApplyConfiguration constructs a declarative configuration of the VolumeStatus type for use with
@@ -79,5 +94,45 @@ func (b *VolumeStatusApplyConfiguration) WithMessage(value string) *VolumeStatus
 // If called multiple times, the PersistentVolumeClaimInfo field is set to the value of the last call.
 func (b *VolumeStatusApplyConfiguration) WithPersistentVolumeClaimInfo(value *PersistentVolumeClaimInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
 	b.PersistentVolumeClaimInfo = value
+	return b
+}
+
+// WithPhase sets the Phase field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Phase field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithPhase(value virtualizationv1.VolumePhase) *VolumeStatusApplyConfiguration {
+	b.Phase = &value
+	return b
+}
+
+// WithHotplugVolume sets the HotplugVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HotplugVolume field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithHotplugVolume(value *HotplugVolumeStatusApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.HotplugVolume = value
+	return b
+}
+
+// WithSizeBytes sets the SizeBytes field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SizeBytes field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithSizeBytes(value int64) *VolumeStatusApplyConfiguration {
+	b.SizeBytes = &value
+	return b
+}
+
+// WithMemoryDumpVolume sets the MemoryDumpVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDumpVolume field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithMemoryDumpVolume(value *DomainMemoryDumpInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.MemoryDumpVolume = value
+	return b
+}
+
+// WithContainerDiskVolume sets the ContainerDiskVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContainerDiskVolume field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithContainerDiskVolume(value *ContainerDiskInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.ContainerDiskVolume = value
 	return b
 }

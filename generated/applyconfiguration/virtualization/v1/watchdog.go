@@ -50,3 +50,11 @@ func (b *WatchdogApplyConfiguration) WithI6300ESB(value *I6300ESBWatchdogApplyCo
 	b.WatchdogDeviceApplyConfiguration.I6300ESB = value
 	return b
 }
+
+// WithDiag288 sets the Diag288 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Diag288 field is set to the value of the last call.
+func (b *WatchdogApplyConfiguration) WithDiag288(value *Diag288WatchdogApplyConfiguration) *WatchdogApplyConfiguration {
+	b.WatchdogDeviceApplyConfiguration.Diag288 = value
+	return b
+}

@@ -25,6 +25,8 @@ package v1
 type WatchdogDeviceApplyConfiguration struct {
 	// I6300ESB is an Intel 6300ESB watchdog.
 	I6300ESB *I6300ESBWatchdogApplyConfiguration `json:"i6300esb,omitempty"`
+	// Diag288 is the s390x watchdog. Refused: the nodes are x86_64.
+	Diag288 *Diag288WatchdogApplyConfiguration `json:"diag288,omitempty"`
 }
 
 // WatchdogDeviceApplyConfiguration constructs a declarative configuration of the WatchdogDevice type for use with
@@ -38,5 +40,13 @@ func WatchdogDevice() *WatchdogDeviceApplyConfiguration {
 // If called multiple times, the I6300ESB field is set to the value of the last call.
 func (b *WatchdogDeviceApplyConfiguration) WithI6300ESB(value *I6300ESBWatchdogApplyConfiguration) *WatchdogDeviceApplyConfiguration {
 	b.I6300ESB = value
+	return b
+}
+
+// WithDiag288 sets the Diag288 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Diag288 field is set to the value of the last call.
+func (b *WatchdogDeviceApplyConfiguration) WithDiag288(value *Diag288WatchdogApplyConfiguration) *WatchdogDeviceApplyConfiguration {
+	b.Diag288 = value
 	return b
 }
