@@ -120,6 +120,10 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	sizes, err := newInstancetypeStorage(c.Generic.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(virtv1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"virtualmachineinstances":             vmi,
@@ -135,6 +139,9 @@ func (c *Config) New() (*Server, error) {
 		"virtualmachines/start":               vmLifecycle.Start,
 		"virtualmachines/stop":                vmLifecycle.Stop,
 		"virtualmachines/restart":             vmLifecycle.Restart,
+	}
+	for resource, storage := range sizes.storage() {
+		group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version][resource] = storage
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)

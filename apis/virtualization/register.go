@@ -40,6 +40,14 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&PauseOptions{},
 		&UnpauseOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
+		&VirtualMachineInstancetype{},
+		&VirtualMachineInstancetypeList{},
+		&VirtualMachineClusterInstancetype{},
+		&VirtualMachineClusterInstancetypeList{},
+		&VirtualMachinePreference{},
+		&VirtualMachinePreferenceList{},
+		&VirtualMachineClusterPreference{},
+		&VirtualMachineClusterPreferenceList{},
 	)
 	return nil
 }

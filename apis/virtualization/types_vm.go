@@ -57,6 +57,11 @@ type VirtualMachineSpec struct {
 	RunStrategy *VirtualMachineRunStrategy
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpec
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	Instancetype *InstancetypeMatcher
+	// Preference is the preference that fills what the template leaves empty.
+	Preference *PreferenceMatcher
 }
 
 // EffectiveRunStrategy is the run strategy s asks for, with the deprecated
@@ -118,6 +123,12 @@ type VirtualMachineStatus struct {
 	// instance with this UID, then start a new one. The API appends them,
 	// the controller removes each once it is done.
 	StateChangeRequests []VirtualMachineStateChangeRequest
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	InstancetypeRef *InstancetypeStatusRef
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	PreferenceRef *InstancetypeStatusRef
 }
 
 // StateChangeRequestAction is what a state change request asks for.

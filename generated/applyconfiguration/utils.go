@@ -42,8 +42,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.CloudInitNoCloudSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
 		return &virtualizationv1.ContainerDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ControllerRevisionRef"):
+		return &virtualizationv1.ControllerRevisionRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
 		return &virtualizationv1.CPUApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUInstancetype"):
+		return &virtualizationv1.CPUInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
+		return &virtualizationv1.CPUPreferenceRequirementApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUPreferences"):
+		return &virtualizationv1.CPUPreferencesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DevicePreferences"):
+		return &virtualizationv1.DevicePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):
 		return &virtualizationv1.DevicesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Disk"):
@@ -60,8 +70,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.EmptyDiskSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &virtualizationv1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
+		return &virtualizationv1.FirmwarePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("I6300ESBWatchdog"):
 		return &virtualizationv1.I6300ESBWatchdogApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeMatcher"):
+		return &virtualizationv1.InstancetypeMatcherApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeStatusRef"):
+		return &virtualizationv1.InstancetypeStatusRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &virtualizationv1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):
@@ -72,8 +88,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.KernelBootContainerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Machine"):
 		return &virtualizationv1.MachineApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MachinePreferences"):
+		return &virtualizationv1.MachinePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
 		return &virtualizationv1.MemoryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
+		return &virtualizationv1.MemoryInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
+		return &virtualizationv1.MemoryPreferenceRequirementApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &virtualizationv1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSource"):
@@ -86,10 +108,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.PodNetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Port"):
 		return &virtualizationv1.PortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreferenceMatcher"):
+		return &virtualizationv1.PreferenceMatcherApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
+		return &virtualizationv1.PreferenceRequirementsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
 		return &virtualizationv1.ResourceRequirementsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SpreadOptions"):
+		return &virtualizationv1.SpreadOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &virtualizationv1.VirtualMachineApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
+		return &virtualizationv1.VirtualMachineClusterInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
+		return &virtualizationv1.VirtualMachineClusterPreferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):
 		return &virtualizationv1.VirtualMachineConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"):
@@ -108,6 +140,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceTemplateSpec"):
 		return &virtualizationv1.VirtualMachineInstanceTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
+		return &virtualizationv1.VirtualMachineInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
+		return &virtualizationv1.VirtualMachineInstancetypeSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
+		return &virtualizationv1.VirtualMachinePreferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
+		return &virtualizationv1.VirtualMachinePreferenceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineSpec"):
 		return &virtualizationv1.VirtualMachineSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStartFailure"):

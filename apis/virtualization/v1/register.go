@@ -45,6 +45,14 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&PauseOptions{},
 		&UnpauseOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
+		&VirtualMachineInstancetype{},
+		&VirtualMachineInstancetypeList{},
+		&VirtualMachineClusterInstancetype{},
+		&VirtualMachineClusterInstancetypeList{},
+		&VirtualMachinePreference{},
+		&VirtualMachinePreferenceList{},
+		&VirtualMachineClusterPreference{},
+		&VirtualMachineClusterPreferenceList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

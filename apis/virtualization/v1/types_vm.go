@@ -63,6 +63,14 @@ type VirtualMachineSpec struct {
 	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,2,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	// +optional
+	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty" protobuf:"bytes,4,opt,name=instancetype"`
+	// Preference is the preference that fills what the template leaves
+	// empty: device models, firmware, machine type, CPU layout.
+	// +optional
+	Preference *PreferenceMatcher `json:"preference,omitempty" protobuf:"bytes,5,opt,name=preference"`
 }
 
 // EffectiveRunStrategy is the run strategy s asks for, with the deprecated
@@ -136,6 +144,14 @@ type VirtualMachineStatus struct {
 	// +optional
 	// +listType=atomic
 	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty" protobuf:"bytes,7,rep,name=stateChangeRequests"`
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	// +optional
+	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty" protobuf:"bytes,8,opt,name=instancetypeRef"`
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	// +optional
+	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty" protobuf:"bytes,9,opt,name=preferenceRef"`
 }
 
 // StateChangeRequestAction is what a state change request asks for.

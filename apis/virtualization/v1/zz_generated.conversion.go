@@ -77,6 +77,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*CPUInstancetype)(nil), (*virtualization.CPUInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(a.(*CPUInstancetype), b.(*virtualization.CPUInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUInstancetype)(nil), (*CPUInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(a.(*virtualization.CPUInstancetype), b.(*CPUInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CPUPreferenceRequirement)(nil), (*virtualization.CPUPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(a.(*CPUPreferenceRequirement), b.(*virtualization.CPUPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUPreferenceRequirement)(nil), (*CPUPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(a.(*virtualization.CPUPreferenceRequirement), b.(*CPUPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CPUPreferences)(nil), (*virtualization.CPUPreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUPreferences_To_virtualization_CPUPreferences(a.(*CPUPreferences), b.(*virtualization.CPUPreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUPreferences)(nil), (*CPUPreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUPreferences_To_v1_CPUPreferences(a.(*virtualization.CPUPreferences), b.(*CPUPreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*CloudInitNoCloudSource)(nil), (*virtualization.CloudInitNoCloudSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_CloudInitNoCloudSource_To_virtualization_CloudInitNoCloudSource(a.(*CloudInitNoCloudSource), b.(*virtualization.CloudInitNoCloudSource), scope)
 	}); err != nil {
@@ -94,6 +124,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.ContainerDiskSource)(nil), (*ContainerDiskSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(a.(*virtualization.ContainerDiskSource), b.(*ContainerDiskSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ControllerRevisionRef)(nil), (*virtualization.ControllerRevisionRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(a.(*ControllerRevisionRef), b.(*virtualization.ControllerRevisionRef), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ControllerRevisionRef)(nil), (*ControllerRevisionRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(a.(*virtualization.ControllerRevisionRef), b.(*ControllerRevisionRef), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DevicePreferences)(nil), (*virtualization.DevicePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DevicePreferences_To_virtualization_DevicePreferences(a.(*DevicePreferences), b.(*virtualization.DevicePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DevicePreferences)(nil), (*DevicePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DevicePreferences_To_v1_DevicePreferences(a.(*virtualization.DevicePreferences), b.(*DevicePreferences), scope)
 	}); err != nil {
 		return err
 	}
@@ -177,6 +227,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*FirmwarePreferences)(nil), (*virtualization.FirmwarePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(a.(*FirmwarePreferences), b.(*virtualization.FirmwarePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FirmwarePreferences)(nil), (*FirmwarePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(a.(*virtualization.FirmwarePreferences), b.(*FirmwarePreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*I6300ESBWatchdog)(nil), (*virtualization.I6300ESBWatchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_I6300ESBWatchdog_To_virtualization_I6300ESBWatchdog(a.(*I6300ESBWatchdog), b.(*virtualization.I6300ESBWatchdog), scope)
 	}); err != nil {
@@ -184,6 +244,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.I6300ESBWatchdog)(nil), (*I6300ESBWatchdog)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(a.(*virtualization.I6300ESBWatchdog), b.(*I6300ESBWatchdog), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InstancetypeMatcher)(nil), (*virtualization.InstancetypeMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(a.(*InstancetypeMatcher), b.(*virtualization.InstancetypeMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InstancetypeMatcher)(nil), (*InstancetypeMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(a.(*virtualization.InstancetypeMatcher), b.(*InstancetypeMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InstancetypeStatusRef)(nil), (*virtualization.InstancetypeStatusRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(a.(*InstancetypeStatusRef), b.(*virtualization.InstancetypeStatusRef), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InstancetypeStatusRef)(nil), (*InstancetypeStatusRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(a.(*virtualization.InstancetypeStatusRef), b.(*InstancetypeStatusRef), scope)
 	}); err != nil {
 		return err
 	}
@@ -257,6 +337,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*MachinePreferences)(nil), (*virtualization.MachinePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MachinePreferences_To_virtualization_MachinePreferences(a.(*MachinePreferences), b.(*virtualization.MachinePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MachinePreferences)(nil), (*MachinePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MachinePreferences_To_v1_MachinePreferences(a.(*virtualization.MachinePreferences), b.(*MachinePreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Memory)(nil), (*virtualization.Memory)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Memory_To_virtualization_Memory(a.(*Memory), b.(*virtualization.Memory), scope)
 	}); err != nil {
@@ -264,6 +354,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Memory)(nil), (*Memory)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Memory_To_v1_Memory(a.(*virtualization.Memory), b.(*Memory), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MemoryInstancetype)(nil), (*virtualization.MemoryInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(a.(*MemoryInstancetype), b.(*virtualization.MemoryInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryInstancetype)(nil), (*MemoryInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(a.(*virtualization.MemoryInstancetype), b.(*MemoryInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MemoryPreferenceRequirement)(nil), (*virtualization.MemoryPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(a.(*MemoryPreferenceRequirement), b.(*virtualization.MemoryPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryPreferenceRequirement)(nil), (*MemoryPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(a.(*virtualization.MemoryPreferenceRequirement), b.(*MemoryPreferenceRequirement), scope)
 	}); err != nil {
 		return err
 	}
@@ -337,6 +447,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*PreferenceMatcher)(nil), (*virtualization.PreferenceMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(a.(*PreferenceMatcher), b.(*virtualization.PreferenceMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PreferenceMatcher)(nil), (*PreferenceMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(a.(*virtualization.PreferenceMatcher), b.(*PreferenceMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PreferenceRequirements)(nil), (*virtualization.PreferenceRequirements)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(a.(*PreferenceRequirements), b.(*virtualization.PreferenceRequirements), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PreferenceRequirements)(nil), (*PreferenceRequirements)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(a.(*virtualization.PreferenceRequirements), b.(*PreferenceRequirements), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*ResourceRequirements)(nil), (*virtualization.ResourceRequirements)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_ResourceRequirements_To_virtualization_ResourceRequirements(a.(*ResourceRequirements), b.(*virtualization.ResourceRequirements), scope)
 	}); err != nil {
@@ -364,6 +494,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Rng)(nil), (*Rng)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Rng_To_v1_Rng(a.(*virtualization.Rng), b.(*Rng), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SpreadOptions)(nil), (*virtualization.SpreadOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SpreadOptions_To_virtualization_SpreadOptions(a.(*SpreadOptions), b.(*virtualization.SpreadOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SpreadOptions)(nil), (*SpreadOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SpreadOptions_To_v1_SpreadOptions(a.(*virtualization.SpreadOptions), b.(*SpreadOptions), scope)
 	}); err != nil {
 		return err
 	}
@@ -404,6 +544,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachine)(nil), (*VirtualMachine)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(a.(*virtualization.VirtualMachine), b.(*VirtualMachine), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterInstancetype)(nil), (*virtualization.VirtualMachineClusterInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(a.(*VirtualMachineClusterInstancetype), b.(*virtualization.VirtualMachineClusterInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterInstancetype)(nil), (*VirtualMachineClusterInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(a.(*virtualization.VirtualMachineClusterInstancetype), b.(*VirtualMachineClusterInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterInstancetypeList)(nil), (*virtualization.VirtualMachineClusterInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(a.(*VirtualMachineClusterInstancetypeList), b.(*virtualization.VirtualMachineClusterInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterInstancetypeList)(nil), (*VirtualMachineClusterInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(a.(*virtualization.VirtualMachineClusterInstancetypeList), b.(*VirtualMachineClusterInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterPreference)(nil), (*virtualization.VirtualMachineClusterPreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(a.(*VirtualMachineClusterPreference), b.(*virtualization.VirtualMachineClusterPreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterPreference)(nil), (*VirtualMachineClusterPreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(a.(*virtualization.VirtualMachineClusterPreference), b.(*VirtualMachineClusterPreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterPreferenceList)(nil), (*virtualization.VirtualMachineClusterPreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(a.(*VirtualMachineClusterPreferenceList), b.(*virtualization.VirtualMachineClusterPreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterPreferenceList)(nil), (*VirtualMachineClusterPreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(a.(*virtualization.VirtualMachineClusterPreferenceList), b.(*VirtualMachineClusterPreferenceList), scope)
 	}); err != nil {
 		return err
 	}
@@ -517,6 +697,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetype)(nil), (*virtualization.VirtualMachineInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(a.(*VirtualMachineInstancetype), b.(*virtualization.VirtualMachineInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetype)(nil), (*VirtualMachineInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(a.(*virtualization.VirtualMachineInstancetype), b.(*VirtualMachineInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetypeList)(nil), (*virtualization.VirtualMachineInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(a.(*VirtualMachineInstancetypeList), b.(*virtualization.VirtualMachineInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetypeList)(nil), (*VirtualMachineInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(a.(*virtualization.VirtualMachineInstancetypeList), b.(*VirtualMachineInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetypeSpec)(nil), (*virtualization.VirtualMachineInstancetypeSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(a.(*VirtualMachineInstancetypeSpec), b.(*virtualization.VirtualMachineInstancetypeSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetypeSpec)(nil), (*VirtualMachineInstancetypeSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(a.(*virtualization.VirtualMachineInstancetypeSpec), b.(*VirtualMachineInstancetypeSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*VirtualMachineList)(nil), (*virtualization.VirtualMachineList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(a.(*VirtualMachineList), b.(*virtualization.VirtualMachineList), scope)
 	}); err != nil {
@@ -524,6 +734,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineList)(nil), (*VirtualMachineList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(a.(*virtualization.VirtualMachineList), b.(*VirtualMachineList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreference)(nil), (*virtualization.VirtualMachinePreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(a.(*VirtualMachinePreference), b.(*virtualization.VirtualMachinePreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreference)(nil), (*VirtualMachinePreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(a.(*virtualization.VirtualMachinePreference), b.(*VirtualMachinePreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreferenceList)(nil), (*virtualization.VirtualMachinePreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(a.(*VirtualMachinePreferenceList), b.(*virtualization.VirtualMachinePreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreferenceList)(nil), (*VirtualMachinePreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(a.(*virtualization.VirtualMachinePreferenceList), b.(*VirtualMachinePreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreferenceSpec)(nil), (*virtualization.VirtualMachinePreferenceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(a.(*VirtualMachinePreferenceSpec), b.(*virtualization.VirtualMachinePreferenceSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreferenceSpec)(nil), (*VirtualMachinePreferenceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(a.(*virtualization.VirtualMachinePreferenceSpec), b.(*VirtualMachinePreferenceSpec), scope)
 	}); err != nil {
 		return err
 	}
@@ -700,6 +940,66 @@ func Convert_virtualization_CPU_To_v1_CPU(in *virtualization.CPU, out *CPU, s co
 	return autoConvert_virtualization_CPU_To_v1_CPU(in, out, s)
 }
 
+func autoConvert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in *CPUInstancetype, out *virtualization.CPUInstancetype, s conversion.Scope) error {
+	*out = *(*virtualization.CPUInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype is an autogenerated conversion function.
+func Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in *CPUInstancetype, out *virtualization.CPUInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in *virtualization.CPUInstancetype, out *CPUInstancetype, s conversion.Scope) error {
+	*out = *(*CPUInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype is an autogenerated conversion function.
+func Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in *virtualization.CPUInstancetype, out *CPUInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in, out, s)
+}
+
+func autoConvert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in *CPUPreferenceRequirement, out *virtualization.CPUPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*virtualization.CPUPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement is an autogenerated conversion function.
+func Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in *CPUPreferenceRequirement, out *virtualization.CPUPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in *virtualization.CPUPreferenceRequirement, out *CPUPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*CPUPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement is an autogenerated conversion function.
+func Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in *virtualization.CPUPreferenceRequirement, out *CPUPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_v1_CPUPreferences_To_virtualization_CPUPreferences(in *CPUPreferences, out *virtualization.CPUPreferences, s conversion.Scope) error {
+	*out = *(*virtualization.CPUPreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUPreferences_To_virtualization_CPUPreferences is an autogenerated conversion function.
+func Convert_v1_CPUPreferences_To_virtualization_CPUPreferences(in *CPUPreferences, out *virtualization.CPUPreferences, s conversion.Scope) error {
+	return autoConvert_v1_CPUPreferences_To_virtualization_CPUPreferences(in, out, s)
+}
+
+func autoConvert_virtualization_CPUPreferences_To_v1_CPUPreferences(in *virtualization.CPUPreferences, out *CPUPreferences, s conversion.Scope) error {
+	*out = *(*CPUPreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUPreferences_To_v1_CPUPreferences is an autogenerated conversion function.
+func Convert_virtualization_CPUPreferences_To_v1_CPUPreferences(in *virtualization.CPUPreferences, out *CPUPreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUPreferences_To_v1_CPUPreferences(in, out, s)
+}
+
 func autoConvert_v1_CloudInitNoCloudSource_To_virtualization_CloudInitNoCloudSource(in *CloudInitNoCloudSource, out *virtualization.CloudInitNoCloudSource, s conversion.Scope) error {
 	*out = *(*virtualization.CloudInitNoCloudSource)(unsafe.Pointer(in))
 	return nil
@@ -738,6 +1038,46 @@ func autoConvert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in
 // Convert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource is an autogenerated conversion function.
 func Convert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in *virtualization.ContainerDiskSource, out *ContainerDiskSource, s conversion.Scope) error {
 	return autoConvert_virtualization_ContainerDiskSource_To_v1_ContainerDiskSource(in, out, s)
+}
+
+func autoConvert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in *ControllerRevisionRef, out *virtualization.ControllerRevisionRef, s conversion.Scope) error {
+	*out = *(*virtualization.ControllerRevisionRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef is an autogenerated conversion function.
+func Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in *ControllerRevisionRef, out *virtualization.ControllerRevisionRef, s conversion.Scope) error {
+	return autoConvert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in, out, s)
+}
+
+func autoConvert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in *virtualization.ControllerRevisionRef, out *ControllerRevisionRef, s conversion.Scope) error {
+	*out = *(*ControllerRevisionRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef is an autogenerated conversion function.
+func Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in *virtualization.ControllerRevisionRef, out *ControllerRevisionRef, s conversion.Scope) error {
+	return autoConvert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in, out, s)
+}
+
+func autoConvert_v1_DevicePreferences_To_virtualization_DevicePreferences(in *DevicePreferences, out *virtualization.DevicePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.DevicePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DevicePreferences_To_virtualization_DevicePreferences is an autogenerated conversion function.
+func Convert_v1_DevicePreferences_To_virtualization_DevicePreferences(in *DevicePreferences, out *virtualization.DevicePreferences, s conversion.Scope) error {
+	return autoConvert_v1_DevicePreferences_To_virtualization_DevicePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_DevicePreferences_To_v1_DevicePreferences(in *virtualization.DevicePreferences, out *DevicePreferences, s conversion.Scope) error {
+	*out = *(*DevicePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DevicePreferences_To_v1_DevicePreferences is an autogenerated conversion function.
+func Convert_virtualization_DevicePreferences_To_v1_DevicePreferences(in *virtualization.DevicePreferences, out *DevicePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_DevicePreferences_To_v1_DevicePreferences(in, out, s)
 }
 
 func autoConvert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualization.Devices, s conversion.Scope) error {
@@ -930,6 +1270,26 @@ func Convert_virtualization_Firmware_To_v1_Firmware(in *virtualization.Firmware,
 	return autoConvert_virtualization_Firmware_To_v1_Firmware(in, out, s)
 }
 
+func autoConvert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in *FirmwarePreferences, out *virtualization.FirmwarePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.FirmwarePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences is an autogenerated conversion function.
+func Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in *FirmwarePreferences, out *virtualization.FirmwarePreferences, s conversion.Scope) error {
+	return autoConvert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in *virtualization.FirmwarePreferences, out *FirmwarePreferences, s conversion.Scope) error {
+	*out = *(*FirmwarePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences is an autogenerated conversion function.
+func Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in *virtualization.FirmwarePreferences, out *FirmwarePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in, out, s)
+}
+
 func autoConvert_v1_I6300ESBWatchdog_To_virtualization_I6300ESBWatchdog(in *I6300ESBWatchdog, out *virtualization.I6300ESBWatchdog, s conversion.Scope) error {
 	*out = *(*virtualization.I6300ESBWatchdog)(unsafe.Pointer(in))
 	return nil
@@ -948,6 +1308,46 @@ func autoConvert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in *virt
 // Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog is an autogenerated conversion function.
 func Convert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in *virtualization.I6300ESBWatchdog, out *I6300ESBWatchdog, s conversion.Scope) error {
 	return autoConvert_virtualization_I6300ESBWatchdog_To_v1_I6300ESBWatchdog(in, out, s)
+}
+
+func autoConvert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in *InstancetypeMatcher, out *virtualization.InstancetypeMatcher, s conversion.Scope) error {
+	*out = *(*virtualization.InstancetypeMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher is an autogenerated conversion function.
+func Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in *InstancetypeMatcher, out *virtualization.InstancetypeMatcher, s conversion.Scope) error {
+	return autoConvert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in, out, s)
+}
+
+func autoConvert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in *virtualization.InstancetypeMatcher, out *InstancetypeMatcher, s conversion.Scope) error {
+	*out = *(*InstancetypeMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher is an autogenerated conversion function.
+func Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in *virtualization.InstancetypeMatcher, out *InstancetypeMatcher, s conversion.Scope) error {
+	return autoConvert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in, out, s)
+}
+
+func autoConvert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in *InstancetypeStatusRef, out *virtualization.InstancetypeStatusRef, s conversion.Scope) error {
+	*out = *(*virtualization.InstancetypeStatusRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef is an autogenerated conversion function.
+func Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in *InstancetypeStatusRef, out *virtualization.InstancetypeStatusRef, s conversion.Scope) error {
+	return autoConvert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in, out, s)
+}
+
+func autoConvert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in *virtualization.InstancetypeStatusRef, out *InstancetypeStatusRef, s conversion.Scope) error {
+	*out = *(*InstancetypeStatusRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef is an autogenerated conversion function.
+func Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in *virtualization.InstancetypeStatusRef, out *InstancetypeStatusRef, s conversion.Scope) error {
+	return autoConvert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in, out, s)
 }
 
 func autoConvert_v1_Interface_To_virtualization_Interface(in *Interface, out *virtualization.Interface, s conversion.Scope) error {
@@ -1090,6 +1490,26 @@ func Convert_virtualization_Machine_To_v1_Machine(in *virtualization.Machine, ou
 	return autoConvert_virtualization_Machine_To_v1_Machine(in, out, s)
 }
 
+func autoConvert_v1_MachinePreferences_To_virtualization_MachinePreferences(in *MachinePreferences, out *virtualization.MachinePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.MachinePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MachinePreferences_To_virtualization_MachinePreferences is an autogenerated conversion function.
+func Convert_v1_MachinePreferences_To_virtualization_MachinePreferences(in *MachinePreferences, out *virtualization.MachinePreferences, s conversion.Scope) error {
+	return autoConvert_v1_MachinePreferences_To_virtualization_MachinePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_MachinePreferences_To_v1_MachinePreferences(in *virtualization.MachinePreferences, out *MachinePreferences, s conversion.Scope) error {
+	*out = *(*MachinePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MachinePreferences_To_v1_MachinePreferences is an autogenerated conversion function.
+func Convert_virtualization_MachinePreferences_To_v1_MachinePreferences(in *virtualization.MachinePreferences, out *MachinePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_MachinePreferences_To_v1_MachinePreferences(in, out, s)
+}
+
 func autoConvert_v1_Memory_To_virtualization_Memory(in *Memory, out *virtualization.Memory, s conversion.Scope) error {
 	*out = *(*virtualization.Memory)(unsafe.Pointer(in))
 	return nil
@@ -1108,6 +1528,46 @@ func autoConvert_virtualization_Memory_To_v1_Memory(in *virtualization.Memory, o
 // Convert_virtualization_Memory_To_v1_Memory is an autogenerated conversion function.
 func Convert_virtualization_Memory_To_v1_Memory(in *virtualization.Memory, out *Memory, s conversion.Scope) error {
 	return autoConvert_virtualization_Memory_To_v1_Memory(in, out, s)
+}
+
+func autoConvert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in *MemoryInstancetype, out *virtualization.MemoryInstancetype, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype is an autogenerated conversion function.
+func Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in *MemoryInstancetype, out *virtualization.MemoryInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in *virtualization.MemoryInstancetype, out *MemoryInstancetype, s conversion.Scope) error {
+	*out = *(*MemoryInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype is an autogenerated conversion function.
+func Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in *virtualization.MemoryInstancetype, out *MemoryInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in, out, s)
+}
+
+func autoConvert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in *MemoryPreferenceRequirement, out *virtualization.MemoryPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement is an autogenerated conversion function.
+func Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in *MemoryPreferenceRequirement, out *virtualization.MemoryPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in *virtualization.MemoryPreferenceRequirement, out *MemoryPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*MemoryPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement is an autogenerated conversion function.
+func Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in *virtualization.MemoryPreferenceRequirement, out *MemoryPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in, out, s)
 }
 
 func autoConvert_v1_Network_To_virtualization_Network(in *Network, out *virtualization.Network, s conversion.Scope) error {
@@ -1250,6 +1710,46 @@ func Convert_virtualization_Port_To_v1_Port(in *virtualization.Port, out *Port, 
 	return autoConvert_virtualization_Port_To_v1_Port(in, out, s)
 }
 
+func autoConvert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in *PreferenceMatcher, out *virtualization.PreferenceMatcher, s conversion.Scope) error {
+	*out = *(*virtualization.PreferenceMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher is an autogenerated conversion function.
+func Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in *PreferenceMatcher, out *virtualization.PreferenceMatcher, s conversion.Scope) error {
+	return autoConvert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in, out, s)
+}
+
+func autoConvert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in *virtualization.PreferenceMatcher, out *PreferenceMatcher, s conversion.Scope) error {
+	*out = *(*PreferenceMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher is an autogenerated conversion function.
+func Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in *virtualization.PreferenceMatcher, out *PreferenceMatcher, s conversion.Scope) error {
+	return autoConvert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in, out, s)
+}
+
+func autoConvert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in *PreferenceRequirements, out *virtualization.PreferenceRequirements, s conversion.Scope) error {
+	*out = *(*virtualization.PreferenceRequirements)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements is an autogenerated conversion function.
+func Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in *PreferenceRequirements, out *virtualization.PreferenceRequirements, s conversion.Scope) error {
+	return autoConvert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in, out, s)
+}
+
+func autoConvert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in *virtualization.PreferenceRequirements, out *PreferenceRequirements, s conversion.Scope) error {
+	*out = *(*PreferenceRequirements)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements is an autogenerated conversion function.
+func Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in *virtualization.PreferenceRequirements, out *PreferenceRequirements, s conversion.Scope) error {
+	return autoConvert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in, out, s)
+}
+
 func autoConvert_v1_ResourceRequirements_To_virtualization_ResourceRequirements(in *ResourceRequirements, out *virtualization.ResourceRequirements, s conversion.Scope) error {
 	*out = *(*virtualization.ResourceRequirements)(unsafe.Pointer(in))
 	return nil
@@ -1310,6 +1810,26 @@ func autoConvert_virtualization_Rng_To_v1_Rng(in *virtualization.Rng, out *Rng, 
 // Convert_virtualization_Rng_To_v1_Rng is an autogenerated conversion function.
 func Convert_virtualization_Rng_To_v1_Rng(in *virtualization.Rng, out *Rng, s conversion.Scope) error {
 	return autoConvert_virtualization_Rng_To_v1_Rng(in, out, s)
+}
+
+func autoConvert_v1_SpreadOptions_To_virtualization_SpreadOptions(in *SpreadOptions, out *virtualization.SpreadOptions, s conversion.Scope) error {
+	*out = *(*virtualization.SpreadOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SpreadOptions_To_virtualization_SpreadOptions is an autogenerated conversion function.
+func Convert_v1_SpreadOptions_To_virtualization_SpreadOptions(in *SpreadOptions, out *virtualization.SpreadOptions, s conversion.Scope) error {
+	return autoConvert_v1_SpreadOptions_To_virtualization_SpreadOptions(in, out, s)
+}
+
+func autoConvert_virtualization_SpreadOptions_To_v1_SpreadOptions(in *virtualization.SpreadOptions, out *SpreadOptions, s conversion.Scope) error {
+	*out = *(*SpreadOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SpreadOptions_To_v1_SpreadOptions is an autogenerated conversion function.
+func Convert_virtualization_SpreadOptions_To_v1_SpreadOptions(in *virtualization.SpreadOptions, out *SpreadOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_SpreadOptions_To_v1_SpreadOptions(in, out, s)
 }
 
 func autoConvert_v1_StartOptions_To_virtualization_StartOptions(in *StartOptions, out *virtualization.StartOptions, s conversion.Scope) error {
@@ -1404,6 +1924,102 @@ func autoConvert_virtualization_VirtualMachine_To_v1_VirtualMachine(in *virtuali
 // Convert_virtualization_VirtualMachine_To_v1_VirtualMachine is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in *virtualization.VirtualMachine, out *VirtualMachine, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in *VirtualMachineClusterInstancetype, out *virtualization.VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in *VirtualMachineClusterInstancetype, out *virtualization.VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in *virtualization.VirtualMachineClusterInstancetype, out *VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in *virtualization.VirtualMachineClusterInstancetype, out *VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in *VirtualMachineClusterInstancetypeList, out *virtualization.VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineClusterInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in *VirtualMachineClusterInstancetypeList, out *virtualization.VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in *virtualization.VirtualMachineClusterInstancetypeList, out *VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineClusterInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in *virtualization.VirtualMachineClusterInstancetypeList, out *VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in *VirtualMachineClusterPreference, out *virtualization.VirtualMachineClusterPreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in *VirtualMachineClusterPreference, out *virtualization.VirtualMachineClusterPreference, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in *virtualization.VirtualMachineClusterPreference, out *VirtualMachineClusterPreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in *virtualization.VirtualMachineClusterPreference, out *VirtualMachineClusterPreference, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in *VirtualMachineClusterPreferenceList, out *virtualization.VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineClusterPreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in *VirtualMachineClusterPreferenceList, out *virtualization.VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in *virtualization.VirtualMachineClusterPreferenceList, out *VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineClusterPreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in *virtualization.VirtualMachineClusterPreferenceList, out *VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineCondition_To_virtualization_VirtualMachineCondition(in *VirtualMachineCondition, out *virtualization.VirtualMachineCondition, s conversion.Scope) error {
@@ -1694,6 +2310,74 @@ func Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMach
 	return autoConvert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in *VirtualMachineInstancetype, out *virtualization.VirtualMachineInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in *VirtualMachineInstancetype, out *virtualization.VirtualMachineInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in *virtualization.VirtualMachineInstancetype, out *VirtualMachineInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in *virtualization.VirtualMachineInstancetype, out *VirtualMachineInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in *VirtualMachineInstancetypeList, out *virtualization.VirtualMachineInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in *VirtualMachineInstancetypeList, out *virtualization.VirtualMachineInstancetypeList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in *virtualization.VirtualMachineInstancetypeList, out *VirtualMachineInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in *virtualization.VirtualMachineInstancetypeList, out *VirtualMachineInstancetypeList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in *VirtualMachineInstancetypeSpec, out *virtualization.VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstancetypeSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in *VirtualMachineInstancetypeSpec, out *virtualization.VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in *virtualization.VirtualMachineInstancetypeSpec, out *VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstancetypeSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in *virtualization.VirtualMachineInstancetypeSpec, out *VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *VirtualMachineList, out *virtualization.VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
 	if in.Items != nil {
@@ -1736,6 +2420,74 @@ func Convert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in *virt
 	return autoConvert_virtualization_VirtualMachineList_To_v1_VirtualMachineList(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in *VirtualMachinePreference, out *virtualization.VirtualMachinePreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in *VirtualMachinePreference, out *virtualization.VirtualMachinePreference, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in *virtualization.VirtualMachinePreference, out *VirtualMachinePreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in *virtualization.VirtualMachinePreference, out *VirtualMachinePreference, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in *VirtualMachinePreferenceList, out *virtualization.VirtualMachinePreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachinePreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in *VirtualMachinePreferenceList, out *virtualization.VirtualMachinePreferenceList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in *virtualization.VirtualMachinePreferenceList, out *VirtualMachinePreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachinePreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in *virtualization.VirtualMachinePreferenceList, out *VirtualMachinePreferenceList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in *VirtualMachinePreferenceSpec, out *virtualization.VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachinePreferenceSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in *VirtualMachinePreferenceSpec, out *virtualization.VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in *virtualization.VirtualMachinePreferenceSpec, out *VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	*out = *(*VirtualMachinePreferenceSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in *virtualization.VirtualMachinePreferenceSpec, out *VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *VirtualMachineSpec, out *virtualization.VirtualMachineSpec, s conversion.Scope) error {
 	out.Running = (*bool)(unsafe.Pointer(in.Running))
 	out.RunStrategy = (*virtualization.VirtualMachineRunStrategy)(unsafe.Pointer(in.RunStrategy))
@@ -1748,6 +2500,8 @@ func autoConvert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *
 	} else {
 		out.Template = nil
 	}
+	out.Instancetype = (*virtualization.InstancetypeMatcher)(unsafe.Pointer(in.Instancetype))
+	out.Preference = (*virtualization.PreferenceMatcher)(unsafe.Pointer(in.Preference))
 	return nil
 }
 
@@ -1768,6 +2522,8 @@ func autoConvert_virtualization_VirtualMachineSpec_To_v1_VirtualMachineSpec(in *
 	} else {
 		out.Template = nil
 	}
+	out.Instancetype = (*InstancetypeMatcher)(unsafe.Pointer(in.Instancetype))
+	out.Preference = (*PreferenceMatcher)(unsafe.Pointer(in.Preference))
 	return nil
 }
 

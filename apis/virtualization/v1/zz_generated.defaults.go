@@ -37,29 +37,7 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 }
 
 func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
-	SetDefaults_VirtualMachineSpec(&in.Spec)
-	if in.Spec.Template != nil {
-		SetDefaults_VirtualMachineInstanceSpec(&in.Spec.Template.Spec)
-		for i := range in.Spec.Template.Spec.Domain.Devices.Disks {
-			a := &in.Spec.Template.Spec.Domain.Devices.Disks[i]
-			SetDefaults_Disk(a)
-		}
-		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
-			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
-			SetDefaults_Interface(a)
-		}
-		if in.Spec.Template.Spec.Domain.Devices.Watchdog != nil {
-			if in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB != nil {
-				SetDefaults_I6300ESBWatchdog(in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB)
-			}
-		}
-		for i := range in.Spec.Template.Spec.Networks {
-			a := &in.Spec.Template.Spec.Networks[i]
-			if a.NetworkSource.Pod != nil {
-				SetDefaults_PodNetwork(a.NetworkSource.Pod)
-			}
-		}
-	}
+	SetDefaults_VirtualMachine(in)
 }
 
 func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {

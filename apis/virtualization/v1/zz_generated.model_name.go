@@ -42,6 +42,21 @@ func (in CPU) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUPreferenceRequirement) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUPreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource"
 }
@@ -49,6 +64,16 @@ func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ContainerDiskSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.ContainerDiskSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ControllerRevisionRef) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DevicePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -92,8 +117,23 @@ func (in Firmware) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FirmwarePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in I6300ESBWatchdog) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeMatcher) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeStatusRef) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -132,8 +172,23 @@ func (in Machine) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MachinePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Memory) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Memory"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryPreferenceRequirement) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -172,6 +227,16 @@ func (in Port) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreferenceMatcher) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreferenceRequirements) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceRequirements) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements"
 }
@@ -184,6 +249,11 @@ func (in RestartOptions) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SpreadOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -204,6 +274,26 @@ func (in UnpauseOptions) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachine) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterInstancetypeList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetypeList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterPreference) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterPreferenceList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreferenceList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -262,8 +352,38 @@ func (in VirtualMachineInstanceTemplateSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineList) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreference) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreferenceList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreferenceSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -78,6 +78,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: threads
       type:
         scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype
+  map:
+    fields:
+    - name: dedicatedCPUPlacement
+      type:
+        scalar: boolean
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+    - name: isolateEmulatorThread
+      type:
+        scalar: boolean
+    - name: maxSockets
+      type:
+        scalar: numeric
+    - name: model
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
+  map:
+    fields:
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
+  map:
+    fields:
+    - name: preferredCPUTopology
+      type:
+        scalar: string
+    - name: spreadOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions
 - name: dev.kubevirt.virt.apis.virtualization.v1.CloudInitNoCloudSource
   map:
     fields:
@@ -115,6 +150,42 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences
+  map:
+    fields:
+    - name: preferredAutoattachGraphicsDevice
+      type:
+        scalar: boolean
+    - name: preferredAutoattachPodInterface
+      type:
+        scalar: boolean
+    - name: preferredAutoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: preferredCdromBus
+      type:
+        scalar: string
+    - name: preferredDiskBus
+      type:
+        scalar: string
+    - name: preferredInterfaceMasquerade
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade
+    - name: preferredInterfaceModel
+      type:
+        scalar: string
+    - name: preferredLunBus
+      type:
+        scalar: string
+    - name: preferredRng
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Rng
 - name: dev.kubevirt.virt.apis.virtualization.v1.Devices
   map:
     fields:
@@ -227,10 +298,58 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences
+  map:
+    fields:
+    - name: preferredEfi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.EFI
+    - name: preferredUseBios
+      type:
+        scalar: boolean
+    - name: preferredUseBiosSerial
+      type:
+        scalar: boolean
+    - name: preferredUseEfi
+      type:
+        scalar: boolean
+    - name: preferredUseSecureBoot
+      type:
+        scalar: boolean
 - name: dev.kubevirt.virt.apis.virtualization.v1.I6300ESBWatchdog
   map:
     fields:
     - name: action
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
+  map:
+    fields:
+    - name: controllerRevisionRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef
+    - name: kind
+      type:
+        scalar: string
+    - name: name
       type:
         scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Interface
@@ -320,7 +439,31 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences
+  map:
+    fields:
+    - name: preferredMachineType
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Memory
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: maxGuest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: overcommitPercent
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement
   map:
     fields:
     - name: guest
@@ -393,6 +536,33 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: protocol
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement
 - name: dev.kubevirt.virt.apis.virtualization.v1.ResourceRequirements
   map:
     fields:
@@ -421,6 +591,15 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions
+  map:
+    fields:
+    - name: across
+      type:
+        scalar: string
+    - name: ratio
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine
   map:
     fields:
@@ -441,6 +620,40 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
       default: {}
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineCondition
   map:
@@ -685,9 +898,111 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
       default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype
+      default: {}
+    - name: ioThreadsPolicy
+      type:
+        scalar: string
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype
+      default: {}
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: schedulerName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
+    - name: devices
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences
+    - name: firmware
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences
+    - name: machine
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences
+    - name: preferSpreadSocketToCoreRatio
+      type:
+        scalar: numeric
+    - name: preferredArchitecture
+      type:
+        scalar: string
+    - name: preferredSubdomain
+      type:
+        scalar: string
+    - name: preferredTerminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: requirements
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
   map:
     fields:
+    - name: instancetype
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher
+    - name: preference
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher
     - name: runStrategy
       type:
         scalar: string
@@ -738,9 +1053,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: created
       type:
         scalar: boolean
+    - name: instancetypeRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: preferenceRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
     - name: printableStatus
       type:
         scalar: string

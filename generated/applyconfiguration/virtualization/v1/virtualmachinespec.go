@@ -35,6 +35,12 @@ type VirtualMachineSpecApplyConfiguration struct {
 	RunStrategy *virtualizationv1.VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
 	// Template is the instance the VM creates.
 	Template *VirtualMachineInstanceTemplateSpecApplyConfiguration `json:"template,omitempty"`
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	Instancetype *InstancetypeMatcherApplyConfiguration `json:"instancetype,omitempty"`
+	// Preference is the preference that fills what the template leaves
+	// empty: device models, firmware, machine type, CPU layout.
+	Preference *PreferenceMatcherApplyConfiguration `json:"preference,omitempty"`
 }
 
 // VirtualMachineSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineSpec type for use with
@@ -64,5 +70,21 @@ func (b *VirtualMachineSpecApplyConfiguration) WithRunStrategy(value virtualizat
 // If called multiple times, the Template field is set to the value of the last call.
 func (b *VirtualMachineSpecApplyConfiguration) WithTemplate(value *VirtualMachineInstanceTemplateSpecApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
 	b.Template = value
+	return b
+}
+
+// WithInstancetype sets the Instancetype field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Instancetype field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithInstancetype(value *InstancetypeMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Instancetype = value
+	return b
+}
+
+// WithPreference sets the Preference field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Preference field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithPreference(value *PreferenceMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Preference = value
 	return b
 }

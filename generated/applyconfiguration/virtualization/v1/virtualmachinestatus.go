@@ -44,6 +44,12 @@ type VirtualMachineStatusApplyConfiguration struct {
 	// instance with this UID, then start a new one. The API appends them,
 	// the controller removes each once it is done.
 	StateChangeRequests []VirtualMachineStateChangeRequestApplyConfiguration `json:"stateChangeRequests,omitempty"`
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	InstancetypeRef *InstancetypeStatusRefApplyConfiguration `json:"instancetypeRef,omitempty"`
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	PreferenceRef *InstancetypeStatusRefApplyConfiguration `json:"preferenceRef,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -115,5 +121,21 @@ func (b *VirtualMachineStatusApplyConfiguration) WithStateChangeRequests(values 
 		}
 		b.StateChangeRequests = append(b.StateChangeRequests, *values[i])
 	}
+	return b
+}
+
+// WithInstancetypeRef sets the InstancetypeRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InstancetypeRef field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithInstancetypeRef(value *InstancetypeStatusRefApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.InstancetypeRef = value
+	return b
+}
+
+// WithPreferenceRef sets the PreferenceRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferenceRef field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithPreferenceRef(value *InstancetypeStatusRefApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.PreferenceRef = value
 	return b
 }

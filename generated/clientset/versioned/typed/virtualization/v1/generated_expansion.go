@@ -20,4 +20,12 @@ package v1
 
 type VirtualMachineExpansion interface{}
 
+type VirtualMachineClusterInstancetypeExpansion interface{}
+
+type VirtualMachineClusterPreferenceExpansion interface{}
+
 type VirtualMachineInstanceExpansion interface{}
+
+type VirtualMachineInstancetypeExpansion interface{}
+
+type VirtualMachinePreferenceExpansion interface{}
