@@ -24,3 +24,11 @@ func SetDefaults_VirtualMachine(vm *VirtualMachine) {
 	SetObjectDefaults_VirtualMachineInstance(vmi)
 	vm.Spec.Template.Spec = vmi.Spec
 }
+
+// SetDefaultPodNetwork gives a guest without any network the pod network
+// through a masquerade interface, as the defaults of a VMI do. Expanding a
+// VM with a preference needs it before the preference fills the NIC's
+// model, which the full defaults would fill first.
+func SetDefaultPodNetwork(spec *VirtualMachineInstanceSpec) {
+	setDefaultPodNetwork(spec)
+}
