@@ -5,8 +5,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"kubevirt.dev/virt/apis/virtualization/install"
+	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancereplicaset"
 )
 
 var (
@@ -18,6 +20,8 @@ var (
 
 func init() {
 	install.Install(Scheme)
+	// The kind of virtualmachineinstancereplicasets/scale.
+	utilruntime.Must(virtualmachineinstancereplicaset.AddScaleToScheme(Scheme))
 
 	// Options (ListOptions, DeleteOptions...) and Status of meta/v1 are
 	// registered unversioned so that every version of the group accepts them.

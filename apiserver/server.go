@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"kubevirt.dev/virt/apiserver/guestaccess"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
+	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancereplicaset"
 	"kubevirt.dev/virt/generated/openapi"
 )
 
@@ -125,6 +127,10 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	vmirs, vmirsStatus, vmirsScale, err := virtualmachineinstancereplicaset.NewREST(Scheme, c.Generic.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
 	guests, err := virtualmachineinstance.NewGuestAccess(Scheme, vmi, c.GuestAccess)
 	if err != nil {
 		return nil, err
@@ -149,6 +155,11 @@ func (c *Config) New() (*Server, error) {
 	for resource, storage := range sizes.storage() {
 		group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version][resource] = storage
 	}
+	maps.Copy(group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version], map[string]rest.Storage{
+		"virtualmachineinstancereplicasets":        vmirs,
+		"virtualmachineinstancereplicasets/status": vmirsStatus,
+		"virtualmachineinstancereplicasets/scale":  vmirsScale,
+	})
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)
 	}

@@ -18,6 +18,9 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 # Our types embed core/v1 types (affinity, tolerations, resource lists); their
 # OpenAPI definitions come from k8s.io/api, which we read but never write.
 KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1)
+# The scale subresource of replica sets serves autoscaling/v1 Scale, so its
+# OpenAPI definition must be ours too.
+KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/autoscaling/v1)
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 
 # A stale generated.pb.go (a field was removed) stops every later generator
@@ -31,6 +34,7 @@ kube::codegen::gen_openapi \
   --output-pkg "${MODULE}/generated/openapi" \
   --output-model-name-file zz_generated.model_name.go \
   --extra-pkgs k8s.io/api/core/v1 \
+  --extra-pkgs k8s.io/api/autoscaling/v1 \
   --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
   --report-filename "${ROOT}/hack/api-rules-violations.list" \
   ${UPDATE_API_KNOWN_VIOLATIONS:+--update-report} \

@@ -48,6 +48,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachinePreferenceList{},
 		&VirtualMachineClusterPreference{},
 		&VirtualMachineClusterPreferenceList{},
+		&VirtualMachineInstanceReplicaSet{},
+		&VirtualMachineInstanceReplicaSetList{},
 	)
 	return nil
 }

@@ -30,6 +30,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	"kubevirt.dev/virt/controllers/nodehealth"
+	"kubevirt.dev/virt/controllers/replicaset"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/controllers/virtualmachineinstance"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
@@ -113,7 +114,7 @@ func serve(ctx context.Context, ln net.Listener, health *leaderelection.HealthzA
 	return srv
 }
 
-// runControllers runs the three controllers on fresh informers until ctx is
+// runControllers runs the controllers on fresh informers until ctx is
 // done. Informers start only here, with the lead: a standby holds no caches
 // and puts no watch load on the API servers.
 func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, virt virtclient.Interface, recorder record.EventRecorder) error {
@@ -161,6 +162,11 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
+	rsCtrl, err := replicaset.New(ctx, virt, virtFactory.Virtualization().V1().VirtualMachineInstanceReplicaSets(), vmis, recorder,
+		replicaset.DefaultBurst, c)
+	if err != nil {
+		return err
+	}
 	launchers.Start(ctx.Done())
 	cluster.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
@@ -169,5 +175,6 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
 		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
 		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},
+		{name: "vmirs", run: func(ctx context.Context) error { return rsCtrl.Run(ctx, o.Workers) }},
 	})
 }

@@ -1,8 +1,13 @@
 package manager
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
 func TestFilesystemOverheadFlag(t *testing.T) {
@@ -24,5 +29,30 @@ func TestFilesystemOverheadFlag(t *testing.T) {
 	}
 	if d := NewOptions().FilesystemOverhead; d != "0.055" {
 		t.Errorf("default --filesystem-overhead %q, want KubeVirt's 0.055", d)
+	}
+}
+
+// TestLeaseDefaults: the defaults are a configuration client-go's leader
+// election accepts, and a leader killed outright is replaced within the
+// reliability suite's failover target (15 s, docs/reliability.md) even in
+// the worst case: the lease duration after the last renewal, plus the
+// standby seeing that renewal up to one jittered retry period late and
+// trying again up to one later.
+func TestLeaseDefaults(t *testing.T) {
+	o := NewOptions()
+	_, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:          &resourcelock.LeaseLock{LockConfig: resourcelock.ResourceLockConfig{Identity: "a"}},
+		LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.LeaseRenewDeadline,
+		RetryPeriod:   o.LeaseRetryPeriod,
+		Callbacks:     leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}},
+	})
+	if err != nil {
+		t.Fatalf("client-go refuses the default lease: %v", err)
+	}
+	const target = 15 * time.Second
+	worst := o.LeaseDuration + 2*time.Duration(float64(o.LeaseRetryPeriod)*(1+leaderelection.JitterFactor))
+	if worst >= target {
+		t.Errorf("worst-case hand-over after a kill %s, want under the %s target", worst, target)
 	}
 }

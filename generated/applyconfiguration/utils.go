@@ -134,6 +134,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
 		return &virtualizationv1.VirtualMachineInstancePhaseTransitionTimestampApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSet"):
+		return &virtualizationv1.VirtualMachineInstanceReplicaSetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetCondition"):
+		return &virtualizationv1.VirtualMachineInstanceReplicaSetConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetSpec"):
+		return &virtualizationv1.VirtualMachineInstanceReplicaSetSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetStatus"):
+		return &virtualizationv1.VirtualMachineInstanceReplicaSetStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceSpec"):
 		return &virtualizationv1.VirtualMachineInstanceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceStatus"):

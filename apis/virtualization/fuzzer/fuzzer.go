@@ -24,6 +24,10 @@ func Funcs(_ runtimeserializer.CodecFactory) []interface{} {
 			c.FillNoCustom(vm)
 			defaultVM(vm)
 		},
+		func(rs *virtualization.VirtualMachineInstanceReplicaSet, c randfill.Continue) {
+			c.FillNoCustom(rs)
+			defaultReplicaSet(rs)
+		},
 	}
 }
 
@@ -41,4 +45,11 @@ func defaultVM(in *virtualization.VirtualMachine) {
 	utilruntime.Must(virtv1.Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, nil))
 	virtv1.SetObjectDefaults_VirtualMachine(out)
 	utilruntime.Must(virtv1.Convert_v1_VirtualMachine_To_virtualization_VirtualMachine(out, in, nil))
+}
+
+func defaultReplicaSet(in *virtualization.VirtualMachineInstanceReplicaSet) {
+	out := &virtv1.VirtualMachineInstanceReplicaSet{}
+	utilruntime.Must(virtv1.Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(in, out, nil))
+	virtv1.SetObjectDefaults_VirtualMachineInstanceReplicaSet(out)
+	utilruntime.Must(virtv1.Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(out, in, nil))
 }

@@ -25,6 +25,7 @@ import (
 	unsafe "unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	virtualization "kubevirt.dev/virt/apis/virtualization"
@@ -664,6 +665,56 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancePhaseTransitionTimestamp)(nil), (*VirtualMachineInstancePhaseTransitionTimestamp)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_To_v1_VirtualMachineInstancePhaseTransitionTimestamp(a.(*virtualization.VirtualMachineInstancePhaseTransitionTimestamp), b.(*VirtualMachineInstancePhaseTransitionTimestamp), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceReplicaSet)(nil), (*virtualization.VirtualMachineInstanceReplicaSet)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(a.(*VirtualMachineInstanceReplicaSet), b.(*virtualization.VirtualMachineInstanceReplicaSet), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceReplicaSet)(nil), (*VirtualMachineInstanceReplicaSet)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(a.(*virtualization.VirtualMachineInstanceReplicaSet), b.(*VirtualMachineInstanceReplicaSet), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceReplicaSetCondition)(nil), (*virtualization.VirtualMachineInstanceReplicaSetCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceReplicaSetCondition_To_virtualization_VirtualMachineInstanceReplicaSetCondition(a.(*VirtualMachineInstanceReplicaSetCondition), b.(*virtualization.VirtualMachineInstanceReplicaSetCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceReplicaSetCondition)(nil), (*VirtualMachineInstanceReplicaSetCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_VirtualMachineInstanceReplicaSetCondition(a.(*virtualization.VirtualMachineInstanceReplicaSetCondition), b.(*VirtualMachineInstanceReplicaSetCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceReplicaSetList)(nil), (*virtualization.VirtualMachineInstanceReplicaSetList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList(a.(*VirtualMachineInstanceReplicaSetList), b.(*virtualization.VirtualMachineInstanceReplicaSetList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceReplicaSetList)(nil), (*VirtualMachineInstanceReplicaSetList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList(a.(*virtualization.VirtualMachineInstanceReplicaSetList), b.(*VirtualMachineInstanceReplicaSetList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceReplicaSetSpec)(nil), (*virtualization.VirtualMachineInstanceReplicaSetSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(a.(*VirtualMachineInstanceReplicaSetSpec), b.(*virtualization.VirtualMachineInstanceReplicaSetSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceReplicaSetSpec)(nil), (*VirtualMachineInstanceReplicaSetSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(a.(*virtualization.VirtualMachineInstanceReplicaSetSpec), b.(*VirtualMachineInstanceReplicaSetSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceReplicaSetStatus)(nil), (*virtualization.VirtualMachineInstanceReplicaSetStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus(a.(*VirtualMachineInstanceReplicaSetStatus), b.(*virtualization.VirtualMachineInstanceReplicaSetStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceReplicaSetStatus)(nil), (*VirtualMachineInstanceReplicaSetStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(a.(*virtualization.VirtualMachineInstanceReplicaSetStatus), b.(*VirtualMachineInstanceReplicaSetStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -2218,6 +2269,162 @@ func autoConvert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_T
 // Convert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_To_v1_VirtualMachineInstancePhaseTransitionTimestamp is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_To_v1_VirtualMachineInstancePhaseTransitionTimestamp(in *virtualization.VirtualMachineInstancePhaseTransitionTimestamp, out *VirtualMachineInstancePhaseTransitionTimestamp, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachineInstancePhaseTransitionTimestamp_To_v1_VirtualMachineInstancePhaseTransitionTimestamp(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(in *VirtualMachineInstanceReplicaSet, out *virtualization.VirtualMachineInstanceReplicaSet, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(in *VirtualMachineInstanceReplicaSet, out *virtualization.VirtualMachineInstanceReplicaSet, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(in *virtualization.VirtualMachineInstanceReplicaSet, out *VirtualMachineInstanceReplicaSet, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(in *virtualization.VirtualMachineInstanceReplicaSet, out *VirtualMachineInstanceReplicaSet, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceReplicaSetCondition_To_virtualization_VirtualMachineInstanceReplicaSetCondition(in *VirtualMachineInstanceReplicaSetCondition, out *virtualization.VirtualMachineInstanceReplicaSetCondition, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceReplicaSetCondition)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceReplicaSetCondition_To_virtualization_VirtualMachineInstanceReplicaSetCondition is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceReplicaSetCondition_To_virtualization_VirtualMachineInstanceReplicaSetCondition(in *VirtualMachineInstanceReplicaSetCondition, out *virtualization.VirtualMachineInstanceReplicaSetCondition, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceReplicaSetCondition_To_virtualization_VirtualMachineInstanceReplicaSetCondition(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_VirtualMachineInstanceReplicaSetCondition(in *virtualization.VirtualMachineInstanceReplicaSetCondition, out *VirtualMachineInstanceReplicaSetCondition, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceReplicaSetCondition)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_VirtualMachineInstanceReplicaSetCondition is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_VirtualMachineInstanceReplicaSetCondition(in *virtualization.VirtualMachineInstanceReplicaSetCondition, out *VirtualMachineInstanceReplicaSetCondition, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceReplicaSetCondition_To_v1_VirtualMachineInstanceReplicaSetCondition(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList(in *VirtualMachineInstanceReplicaSetList, out *virtualization.VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]virtualization.VirtualMachineInstanceReplicaSet, len(*in))
+		for i := range *in {
+			if err := Convert_v1_VirtualMachineInstanceReplicaSet_To_virtualization_VirtualMachineInstanceReplicaSet(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList(in *VirtualMachineInstanceReplicaSetList, out *virtualization.VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceReplicaSetList_To_virtualization_VirtualMachineInstanceReplicaSetList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList(in *virtualization.VirtualMachineInstanceReplicaSetList, out *VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	if in.Items != nil {
+		in, out := &in.Items, &out.Items
+		*out = make([]VirtualMachineInstanceReplicaSet, len(*in))
+		for i := range *in {
+			if err := Convert_virtualization_VirtualMachineInstanceReplicaSet_To_v1_VirtualMachineInstanceReplicaSet(&(*in)[i], &(*out)[i], s); err != nil {
+				return err
+			}
+		}
+	} else {
+		out.Items = nil
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList(in *virtualization.VirtualMachineInstanceReplicaSetList, out *VirtualMachineInstanceReplicaSetList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceReplicaSetList_To_v1_VirtualMachineInstanceReplicaSetList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(in *VirtualMachineInstanceReplicaSetSpec, out *virtualization.VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.Selector = (*metav1.LabelSelector)(unsafe.Pointer(in.Selector))
+	if in.Template != nil {
+		in, out := &in.Template, &out.Template
+		*out = new(virtualization.VirtualMachineInstanceTemplateSpec)
+		if err := Convert_v1_VirtualMachineInstanceTemplateSpec_To_virtualization_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
+			return err
+		}
+	} else {
+		out.Template = nil
+	}
+	out.Paused = in.Paused
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(in *VirtualMachineInstanceReplicaSetSpec, out *virtualization.VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceReplicaSetSpec_To_virtualization_VirtualMachineInstanceReplicaSetSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(in *virtualization.VirtualMachineInstanceReplicaSetSpec, out *VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.Selector = (*metav1.LabelSelector)(unsafe.Pointer(in.Selector))
+	if in.Template != nil {
+		in, out := &in.Template, &out.Template
+		*out = new(VirtualMachineInstanceTemplateSpec)
+		if err := Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(*in, *out, s); err != nil {
+			return err
+		}
+	} else {
+		out.Template = nil
+	}
+	out.Paused = in.Paused
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(in *virtualization.VirtualMachineInstanceReplicaSetSpec, out *VirtualMachineInstanceReplicaSetSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceReplicaSetSpec_To_v1_VirtualMachineInstanceReplicaSetSpec(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus(in *VirtualMachineInstanceReplicaSetStatus, out *virtualization.VirtualMachineInstanceReplicaSetStatus, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceReplicaSetStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus(in *VirtualMachineInstanceReplicaSetStatus, out *virtualization.VirtualMachineInstanceReplicaSetStatus, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceReplicaSetStatus_To_virtualization_VirtualMachineInstanceReplicaSetStatus(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(in *virtualization.VirtualMachineInstanceReplicaSetStatus, out *VirtualMachineInstanceReplicaSetStatus, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceReplicaSetStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(in *virtualization.VirtualMachineInstanceReplicaSetStatus, out *VirtualMachineInstanceReplicaSetStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceReplicaSetStatus_To_v1_VirtualMachineInstanceReplicaSetStatus(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineInstanceSpec_To_virtualization_VirtualMachineInstanceSpec(in *VirtualMachineInstanceSpec, out *virtualization.VirtualMachineInstanceSpec, s conversion.Scope) error {

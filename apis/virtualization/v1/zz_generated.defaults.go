@@ -32,6 +32,12 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&VirtualMachine{}, func(obj interface{}) { SetObjectDefaults_VirtualMachine(obj.(*VirtualMachine)) })
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstance{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstance(obj.(*VirtualMachineInstance)) })
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstanceList(obj.(*VirtualMachineInstanceList)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceReplicaSet{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineInstanceReplicaSet(obj.(*VirtualMachineInstanceReplicaSet))
+	})
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceReplicaSetList{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineInstanceReplicaSetList(obj.(*VirtualMachineInstanceReplicaSetList))
+	})
 	scheme.AddTypeDefaultingFunc(&VirtualMachineList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineList(obj.(*VirtualMachineList)) })
 	return nil
 }
@@ -67,6 +73,39 @@ func SetObjectDefaults_VirtualMachineInstanceList(in *VirtualMachineInstanceList
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_VirtualMachineInstance(a)
+	}
+}
+
+func SetObjectDefaults_VirtualMachineInstanceReplicaSet(in *VirtualMachineInstanceReplicaSet) {
+	SetDefaults_VirtualMachineInstanceReplicaSetSpec(&in.Spec)
+	if in.Spec.Template != nil {
+		SetDefaults_VirtualMachineInstanceSpec(&in.Spec.Template.Spec)
+		for i := range in.Spec.Template.Spec.Domain.Devices.Disks {
+			a := &in.Spec.Template.Spec.Domain.Devices.Disks[i]
+			SetDefaults_Disk(a)
+		}
+		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
+			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
+			SetDefaults_Interface(a)
+		}
+		if in.Spec.Template.Spec.Domain.Devices.Watchdog != nil {
+			if in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB != nil {
+				SetDefaults_I6300ESBWatchdog(in.Spec.Template.Spec.Domain.Devices.Watchdog.WatchdogDevice.I6300ESB)
+			}
+		}
+		for i := range in.Spec.Template.Spec.Networks {
+			a := &in.Spec.Template.Spec.Networks[i]
+			if a.NetworkSource.Pod != nil {
+				SetDefaults_PodNetwork(a.NetworkSource.Pod)
+			}
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineInstanceReplicaSetList(in *VirtualMachineInstanceReplicaSetList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachineInstanceReplicaSet(a)
 	}
 }
 

@@ -785,6 +785,85 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phaseTransitionTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSet
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetSpec
+      default: {}
+    - name: status
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetSpec
+  map:
+    fields:
+    - name: paused
+      type:
+        scalar: boolean
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: template
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceTemplateSpec
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceReplicaSetCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: labelSelector
+      type:
+        scalar: string
+    - name: readyReplicas
+      type:
+        scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
   map:
     fields:

@@ -12,10 +12,12 @@ import (
 // tests, tears it down, and exits failing when the tests or either end of
 // the cluster failed. suite names the package in those failures.
 func Main(m *testing.M, suite string, use func(*Cluster)) {
-	os.Exit(run(m, suite, use))
+	os.Exit(Run(m, suite, use))
 }
 
-func run(m *testing.M, suite string, use func(*Cluster)) int {
+// Run is Main without the exit: it returns the code Main would exit with,
+// for a TestMain that has more to do once the tests ran (write a report).
+func Run(m *testing.M, suite string, use func(*Cluster)) int {
 	ctx := context.Background()
 	c, err := Setup(ctx)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 const (
 	// retryPeriod is virt-controller's --leader-elect-retry-period (its
 	// default, which artifacts/virt-controller keeps).
-	retryPeriod = 2 * time.Second
+	retryPeriod = time.Second
 	// retryJitter is client-go's leader election jitter: a candidate tries
 	// again between 1 and 1+retryJitter retry periods after its last try.
 	retryJitter = 1.2

@@ -42,6 +42,14 @@ type VirtualMachineInstanceListerExpansion interface{}
 // VirtualMachineInstanceNamespaceLister.
 type VirtualMachineInstanceNamespaceListerExpansion interface{}
 
+// VirtualMachineInstanceReplicaSetListerExpansion allows custom methods to be added to
+// VirtualMachineInstanceReplicaSetLister.
+type VirtualMachineInstanceReplicaSetListerExpansion interface{}
+
+// VirtualMachineInstanceReplicaSetNamespaceListerExpansion allows custom methods to be added to
+// VirtualMachineInstanceReplicaSetNamespaceLister.
+type VirtualMachineInstanceReplicaSetNamespaceListerExpansion interface{}
+
 // VirtualMachineInstancetypeListerExpansion allows custom methods to be added to
 // VirtualMachineInstancetypeLister.
 type VirtualMachineInstancetypeListerExpansion interface{}

@@ -32,6 +32,8 @@ type Interface interface {
 	VirtualMachineClusterPreferences() TypedVirtualMachineClusterPreferenceInformer
 	// VirtualMachineInstances returns a VirtualMachineInstanceInformer.
 	VirtualMachineInstances() TypedVirtualMachineInstanceInformer
+	// VirtualMachineInstanceReplicaSets returns a VirtualMachineInstanceReplicaSetInformer.
+	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
 	// VirtualMachineInstancetypes returns a VirtualMachineInstancetypeInformer.
 	VirtualMachineInstancetypes() TypedVirtualMachineInstancetypeInformer
 	// VirtualMachinePreferences returns a VirtualMachinePreferenceInformer.
@@ -67,6 +69,11 @@ func (v *version) VirtualMachineClusterPreferences() TypedVirtualMachineClusterP
 // VirtualMachineInstances returns a TypedVirtualMachineInstanceInformer.
 func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer {
 	return &virtualMachineInstanceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstanceReplicaSets returns a TypedVirtualMachineInstanceReplicaSetInformer.
+func (v *version) VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer {
+	return &virtualMachineInstanceReplicaSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // VirtualMachineInstancetypes returns a TypedVirtualMachineInstancetypeInformer.

@@ -32,6 +32,7 @@ type VirtualizationV1Interface interface {
 	VirtualMachineClusterInstancetypesGetter
 	VirtualMachineClusterPreferencesGetter
 	VirtualMachineInstancesGetter
+	VirtualMachineInstanceReplicaSetsGetter
 	VirtualMachineInstancetypesGetter
 	VirtualMachinePreferencesGetter
 }
@@ -55,6 +56,10 @@ func (c *VirtualizationV1Client) VirtualMachineClusterPreferences() VirtualMachi
 
 func (c *VirtualizationV1Client) VirtualMachineInstances(namespace string) VirtualMachineInstanceInterface {
 	return newVirtualMachineInstances(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineInstanceReplicaSets(namespace string) VirtualMachineInstanceReplicaSetInterface {
+	return newVirtualMachineInstanceReplicaSets(c, namespace)
 }
 
 func (c *VirtualizationV1Client) VirtualMachineInstancetypes(namespace string) VirtualMachineInstancetypeInterface {

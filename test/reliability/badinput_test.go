@@ -1,0 +1,247 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"kubevirt.dev/virt/test/badinput"
+	"kubevirt.dev/virt/test/e2e/framework"
+	"kubevirt.dev/virt/test/reliability/report"
+)
+
+// badInputTimeout bounds one bad request: the aggregator's own limit on a
+// proxied request is 60 s.
+const badInputTimeout = 70 * time.Second
+
+// TestBadInput: the bad-input corpus of test/badinput, sent through the
+// kube-apiserver's aggregator to the deployed virt-apiserver. Every answer
+// is a success or a refusal as the client's fault, never a server error
+// but the pinned upstream ones; the server does not panic (but the pinned
+// upstream panics) and does not restart.
+func TestBadInput(t *testing.T) {
+	fig := book.Start(t, "bad-input", "Bad input through the real server")
+	fig.Fault = `Random and malformed VMI bodies (test/badinput, the in-process
+integration test's corpus): the fuzzer's seeds, deep nesting, huge strings,
+bodies at and past the 3 MiB limit, invalid UTF-8, duplicate keys, numbers
+out of range, garbage protobuf, and 300 seeded random mutations of a valid
+VMI, posted to the VMI collection, put to a VMI and its status, and patched
+into it in every patch type.`
+	fig.Load = `One request after the other, as the admin through the kube-apiserver's
+aggregator to the deployed virt-apiserver, in a namespace whose quota
+allows no pod (what the server accepts never starts a launcher).`
+	fig.Method = `Each answer is classified: a success (2xx); a refusal as the client's fault
+(400, 413, 415 for a media type the server does not take, 422, and 409 for
+a PUT or patch racing the target's resourceVersion); a failure pinned to a
+known defect of k8s.io/apiserver or apimachinery themselves (server-side
+apply's 500 on an object that does not fit the schema; the strategic-merge
+and JSON-patch code panicking, which the client sees as a reset or a 5xx
+from the aggregator); anything else is counted against the server. Panics
+are read from virt-apiserver's log through the API after the run (entries
+with "panic", as the apiserver's recovery logs them), pinned ones by the
+function in their stack.`
+	ctx := t.Context()
+	servers := apiServerPods(t)
+	ns := cluster.Namespace(t)
+	_, err := cluster.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := badinput.Set{Namespace: ns}
+	if _, err := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns).Create(ctx, set.Target(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cases, err := set.All(cluster.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.Timeout = badInputTimeout
+
+	since := metav1.NewTime(time.Now().Add(-time.Second))
+	statuses := map[int]int{}
+	var unexpected, wrongRefusals, pinned, slow []string
+	serverErrors, transportErrors, pinnedPanicAnswers := 0, 0, 0
+	began := time.Now()
+	for _, c := range cases {
+		sent := time.Now()
+		a, err := set.Send(ctx, hc, cluster.Config.Host, c)
+		if d := time.Since(sent); d > 2*time.Second {
+			slow = append(slow, fmt.Sprintf("%s: %s", badinput.Describe(c), d.Round(100*time.Millisecond)))
+		}
+		what := badinput.Describe(c)
+		switch {
+		case err != nil && badinput.KnownUpstreamPanicCase(c):
+			pinnedPanicAnswers++
+			pinned = append(pinned, fmt.Sprintf("%s: %v", what, err))
+		case err != nil:
+			transportErrors++
+			unexpected = append(unexpected, fmt.Sprintf("%s: %v; body %s", what, err, badinput.Truncate(a.Sent)))
+		case badinput.KnownUpstream5xx(c, a.Code, a.Body):
+			statuses[a.Code]++
+			pinned = append(pinned, fmt.Sprintf("%s -> %d %s", what, a.Code, badinput.Truncate(a.Body)))
+		case a.Code >= 500 && badinput.KnownUpstreamPanicCase(c):
+			statuses[a.Code]++
+			pinnedPanicAnswers++
+			pinned = append(pinned, fmt.Sprintf("%s -> %d %s", what, a.Code, badinput.Truncate(a.Body)))
+		case a.Code >= 500:
+			statuses[a.Code]++
+			serverErrors++
+			unexpected = append(unexpected, fmt.Sprintf("%s -> %d %s; body %s", what, a.Code, badinput.Truncate(a.Body), badinput.Truncate(a.Sent)))
+		default:
+			statuses[a.Code]++
+			if !badinput.Acceptable(c, a.Code) {
+				wrongRefusals = append(wrongRefusals, fmt.Sprintf("%s -> %d %s", what, a.Code, badinput.Truncate(a.Body)))
+			}
+		}
+	}
+	took := time.Since(began)
+	for _, u := range unexpected {
+		t.Errorf("unexpected answer: %s", u)
+	}
+	for _, w := range wrongRefusals {
+		t.Errorf("a refusal of the wrong kind: %s", w)
+	}
+	for _, p := range pinned {
+		t.Logf("pinned upstream failure: %s", p)
+	}
+
+	panics, knownPanics, restarts := 0, 0, 0
+	for _, pod := range servers {
+		cur, err := cluster.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		restarts += int(framework.RestartCount(cur, apiServerContainer) - framework.RestartCount(&pod, apiServerContainer))
+		entries, err := panicsLogged(ctx, cur, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if badinput.KnownUpstreamPanic(e) {
+				knownPanics++
+				continue
+			}
+			panics++
+			t.Errorf("virt-apiserver %s logged a panic: %s", pod.Name, badinput.Truncate([]byte(e)))
+		}
+	}
+	if pinnedPanicAnswers > knownPanics {
+		t.Errorf("%d answers blamed on the pinned upstream panics, but only %d such panics logged", pinnedPanicAnswers, knownPanics)
+	}
+	fig.Add(
+		report.Count("requests", len(cases), report.Measured()),
+		report.Count("5xx answers, pinned upstream defects aside", serverErrors, report.MustBe(0)),
+		report.Count("requests without an answer, pinned upstream panics aside", transportErrors, report.MustBe(0)),
+		report.Count("panics in virt-apiserver's log, pinned upstream ones aside", panics, report.MustBe(0)),
+		report.Count("refusals other than 400, 409, 413, 415, 422", len(wrongRefusals), report.MustBe(0)),
+		report.Count("virt-apiserver restarts", restarts, report.MustBe(0)),
+		report.Count("failures of the pinned upstream defects", len(pinned), report.Measured()),
+		report.Count("pinned upstream panics logged", knownPanics, report.Measured()),
+	)
+	fig.Note("%d requests in %s; answers by status: %s.", len(cases), took.Round(time.Second), statusString(statuses))
+	for i, s := range slow {
+		if i == 10 {
+			fig.Note("... and %d more requests slower than 2 s", len(slow)-10)
+			break
+		}
+		fig.Note("slow: %s", s)
+	}
+	for i, u := range unexpected {
+		if i == 10 {
+			fig.Note("... and %d more failures", len(unexpected)-10)
+			break
+		}
+		fig.Note("failure: %s", u)
+	}
+}
+
+// apiServerPods returns the virt-apiserver pods, each Ready.
+func apiServerPods(t *testing.T) []corev1.Pod {
+	t.Helper()
+	if _, err := cluster.WaitPodReady(t.Context(), virtSystem, apiServerSelector, "", componentTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.WaitAPIServiceAvailable(t.Context(), apiService, componentTimeout); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cluster.Kube.CoreV1().Pods(virtSystem).List(t.Context(), metav1.ListOptions{LabelSelector: apiServerSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// klogEntry starts a klog text entry: severity, date, time.
+var klogEntry = regexp.MustCompile(`^[IWEF]\d{4} \d\d:\d\d:\d\d`)
+
+// panicsLogged returns the entries of a virt-apiserver's log since since
+// (of its current and, after a restart, its previous container) that tell
+// of a panic; an entry is a klog line with the lines that follow it (a
+// stack).
+func panicsLogged(ctx context.Context, pod *corev1.Pod, since metav1.Time) ([]string, error) {
+	var out []string
+	for _, previous := range []bool{false, true} {
+		if previous && framework.RestartCount(pod, apiServerContainer) == 0 {
+			continue
+		}
+		stream, err := cluster.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+			Container: apiServerContainer, SinceTime: &since, Previous: previous,
+		}).Stream(ctx)
+		if err != nil {
+			if previous {
+				continue // no previous container's log left
+			}
+			return nil, fmt.Errorf("read the log of %s: %w", pod.Name, err)
+		}
+		sc := bufio.NewScanner(stream)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		var entry strings.Builder
+		flush := func() {
+			if e := entry.String(); strings.Contains(strings.ToLower(e), "panic") {
+				out = append(out, e)
+			}
+			entry.Reset()
+		}
+		for sc.Scan() {
+			line := sc.Text()
+			if klogEntry.MatchString(line) || strings.HasPrefix(line, "{") {
+				flush()
+			}
+			entry.WriteString(line + "\n")
+		}
+		flush()
+		err = sc.Err()
+		stream.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read the log of %s: %w", pod.Name, err)
+		}
+	}
+	return out, nil
+}
+
+func statusString(m map[int]int) string {
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d %s: %d", code, http.StatusText(code), m[code]))
+	}
+	return strings.Join(parts, ", ")
+}
