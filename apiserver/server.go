@@ -108,7 +108,16 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	vm, vmStatus, err := virtualmachine.NewREST(Scheme, c.Generic.RESTOptionsGetter)
+	sizes, err := newInstancetypeStorage(c.Generic.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubeClient(c.Generic.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	expander := sizes.newExpander(kube)
+	vm, vmStatus, err := virtualmachine.NewREST(Scheme, c.Generic.RESTOptionsGetter, expander)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +150,10 @@ func (c *Config) New() (*Server, error) {
 		"virtualmachines/start":               vmLifecycle.Start,
 		"virtualmachines/stop":                vmLifecycle.Stop,
 		"virtualmachines/restart":             vmLifecycle.Restart,
+		"virtualmachines/expand-spec":         virtualmachine.NewExpandSpecREST(vm, expander),
+	}
+	for resource, storage := range sizes.storage() {
+		group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version][resource] = storage
 	}
 	maps.Copy(group.VersionedResourcesStorageMap[virtv1.SchemeGroupVersion.Version], map[string]rest.Storage{
 		"virtualmachineinstancereplicasets":        vmirs,

@@ -68,6 +68,11 @@ type VirtualMachineSpec struct {
 	// start) or Migration (by a volume migration, refused: this platform
 	// has no live migration).
 	UpdateVolumesStrategy *UpdateVolumesStrategy
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	Instancetype *InstancetypeMatcher
+	// Preference is the preference that fills what the template leaves empty.
+	Preference *PreferenceMatcher
 }
 
 // UpdateVolumesStrategy is how a change of a VM's volumes reaches its
@@ -181,6 +186,12 @@ type VirtualMachineStatus struct {
 	VolumeUpdateState *VolumeUpdateState
 	// ChangedBlockTracking is the state of changed block tracking.
 	ChangedBlockTracking *ChangedBlockTrackingStatus
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	InstancetypeRef *InstancetypeStatusRef
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	PreferenceRef *InstancetypeStatusRef
 }
 
 // VirtualMachineVolumeRequest is a volume to hotplug or unplug.

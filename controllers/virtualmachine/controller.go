@@ -56,6 +56,8 @@ type Controller struct {
 	vmLister  virtlisters.VirtualMachineLister
 	vmiLister virtlisters.VirtualMachineInstanceLister
 	synced    []cache.InformerSynced
+	// sizes are the instancetypes and preferences VMs reference.
+	sizes *Instancetypes
 
 	queue        workqueue.TypedRateLimitingInterface[string]
 	expectations *expectation.Expectations
@@ -66,7 +68,7 @@ type Controller struct {
 
 // New wires the controller to its informers.
 func New(ctx context.Context, virt virtclient.Interface, vms virtinformers.VirtualMachineInformer,
-	vmis virtinformers.VirtualMachineInstanceInformer, recorder record.EventRecorder,
+	vmis virtinformers.VirtualMachineInstanceInformer, sizes *Instancetypes, recorder record.EventRecorder,
 	backoff Backoff, c clock.WithTicker) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	ctrl := &Controller{
@@ -74,6 +76,7 @@ func New(ctx context.Context, virt virtclient.Interface, vms virtinformers.Virtu
 		vmLister:     vms.Lister(),
 		vmiLister:    vmis.Lister(),
 		synced:       []cache.InformerSynced{vms.Informer().HasSynced, vmis.Informer().HasSynced},
+		sizes:        sizes,
 		expectations: expectation.New(expectation.DefaultTTL, c),
 		recorder:     recorder,
 		clock:        c,
@@ -96,6 +99,9 @@ func New(ctx context.Context, virt virtclient.Interface, vms virtinformers.Virtu
 		DeleteFunc: ctrl.deleteVMI,
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, fmt.Errorf("watch VMIs: %w", err)
+	}
+	if err := ctrl.watchInstancetypes(ctx); err != nil {
+		return nil, err
 	}
 	return ctrl, nil
 }

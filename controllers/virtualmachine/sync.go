@@ -51,6 +51,26 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	now := c.clock.Now()
 	status := vm.Status.DeepCopy()
+	setInstancetypeRefs(vm, status)
+	if vm.DeletionTimestamp == nil && hasReferences(vm) {
+		updated, err := c.captureRevisions(ctx, vm)
+		if err != nil {
+			status.SetCondition(virtv1.VirtualMachineCondition{
+				Type: virtv1.VirtualMachineFailure, Status: corev1.ConditionTrue, Reason: ReasonInstancetypeError, Message: err.Error(),
+			}, metav1.NewTime(now))
+			c.recorder.Eventf(vm, corev1.EventTypeWarning, ReasonInstancetypeError, "%v", err)
+			if _, werr := c.writeStatus(ctx, vm, status, vmi, false); werr != nil {
+				logger.Error(werr, "Cannot record the instancetype error")
+			}
+			return err
+		}
+		if updated {
+			return nil // the VM's update brings it back with its revisions
+		}
+	}
+	if f := status.Condition(virtv1.VirtualMachineFailure); f != nil && f.Reason == ReasonInstancetypeError {
+		status.RemoveCondition(virtv1.VirtualMachineFailure)
+	}
 
 	if vmi != nil && !metav1.IsControlledBy(vmi, vm) {
 		// Someone else's VMI holds the name: touching it could stop a
@@ -190,7 +210,7 @@ func (c *Controller) writeStatus(ctx context.Context, vm *virtv1.VirtualMachine,
 }
 
 func (c *Controller) createInstance(ctx context.Context, key string, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, error) {
-	vmi, err := NewInstance(vm)
+	vmi, err := c.instanceOf(ctx, vm)
 	if err != nil {
 		c.recorder.Eventf(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Cannot create an instance: %v", err)
 		return nil, err

@@ -72,10 +72,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.ContainerDiskSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerPathVolumeSource"):
 		return &virtualizationv1.ContainerPathVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ControllerRevisionRef"):
+		return &virtualizationv1.ControllerRevisionRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
 		return &virtualizationv1.CPUApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPUFeature"):
 		return &virtualizationv1.CPUFeatureApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUInstancetype"):
+		return &virtualizationv1.CPUInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
+		return &virtualizationv1.CPUPreferenceRequirementApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUPreferences"):
+		return &virtualizationv1.CPUPreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPUTopology"):
 		return &virtualizationv1.CPUTopologyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CustomBlockSize"):
@@ -84,6 +92,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.DataVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeTemplateSpec"):
 		return &virtualizationv1.DataVolumeTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DevicePreferences"):
+		return &virtualizationv1.DevicePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):
 		return &virtualizationv1.DevicesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DHCPOptions"):
@@ -134,6 +144,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.FilesystemApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &virtualizationv1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
+		return &virtualizationv1.FirmwarePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("GPU"):
 		return &virtualizationv1.GPUApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Handler"):
@@ -160,6 +172,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.InitrdInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Input"):
 		return &virtualizationv1.InputApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeMatcher"):
+		return &virtualizationv1.InstancetypeMatcherApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeStatusRef"):
+		return &virtualizationv1.InstancetypeStatusRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &virtualizationv1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):
@@ -180,10 +196,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.LunTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Machine"):
 		return &virtualizationv1.MachineApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MachinePreferences"):
+		return &virtualizationv1.MachinePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
 		return &virtualizationv1.MemoryApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MemoryDumpVolumeSource"):
 		return &virtualizationv1.MemoryDumpVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
+		return &virtualizationv1.MemoryInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
+		return &virtualizationv1.MemoryPreferenceRequirementApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MemoryStatus"):
 		return &virtualizationv1.MemoryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MultusNetwork"):
@@ -210,6 +232,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.PortApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PortRange"):
 		return &virtualizationv1.PortRangeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreferenceMatcher"):
+		return &virtualizationv1.PreferenceMatcherApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
+		return &virtualizationv1.PreferenceRequirementsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Probe"):
 		return &virtualizationv1.ProbeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"):
@@ -234,6 +260,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.SEVPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SoundDevice"):
 		return &virtualizationv1.SoundDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SpreadOptions"):
+		return &virtualizationv1.SpreadOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredential"):
 		return &virtualizationv1.SSHPublicKeyAccessCredentialApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialPropagationMethod"):
@@ -272,6 +300,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VideoDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &virtualizationv1.VirtualMachineApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
+		return &virtualizationv1.VirtualMachineClusterInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
+		return &virtualizationv1.VirtualMachineClusterPreferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):
 		return &virtualizationv1.VirtualMachineConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"):
@@ -312,8 +344,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceTemplateSpec"):
 		return &virtualizationv1.VirtualMachineInstanceTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
+		return &virtualizationv1.VirtualMachineInstancetypeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
+		return &virtualizationv1.VirtualMachineInstancetypeSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineMemoryDumpRequest"):
 		return &virtualizationv1.VirtualMachineMemoryDumpRequestApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
+		return &virtualizationv1.VirtualMachinePreferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
+		return &virtualizationv1.VirtualMachinePreferenceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineSpec"):
 		return &virtualizationv1.VirtualMachineSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStartFailure"):

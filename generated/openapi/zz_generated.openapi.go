@@ -369,6 +369,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.CDRomTarget{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_CDRomTarget(ref),
 		virtualizationv1.CPU{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_CPU(ref),
 		virtualizationv1.CPUFeature{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_CPUFeature(ref),
+		virtualizationv1.CPUInstancetype{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_CPUInstancetype(ref),
+		virtualizationv1.CPUPreferenceRequirement{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_CPUPreferenceRequirement(ref),
+		virtualizationv1.CPUPreferences{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_CPUPreferences(ref),
 		virtualizationv1.CPUTopology{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_CPUTopology(ref),
 		virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ChangedBlockTrackingStatus(ref),
 		virtualizationv1.Chassis{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Chassis(ref),
@@ -384,6 +387,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.ContainerDiskInfo{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_ContainerDiskInfo(ref),
 		virtualizationv1.ContainerDiskSource{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_ContainerDiskSource(ref),
 		virtualizationv1.ContainerPathVolumeSource{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_ContainerPathVolumeSource(ref),
+		virtualizationv1.ControllerRevisionRef{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_ControllerRevisionRef(ref),
 		virtualizationv1.CustomBlockSize{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_CustomBlockSize(ref),
 		virtualizationv1.DHCPOptions{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_DHCPOptions(ref),
 		virtualizationv1.DHCPPrivateOptions{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_DHCPPrivateOptions(ref),
@@ -393,6 +397,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_DeprecatedInterfaceMacvtap(ref),
 		virtualizationv1.DeprecatedInterfacePasst{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_DeprecatedInterfacePasst(ref),
 		virtualizationv1.DeprecatedInterfaceSlirp{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_DeprecatedInterfaceSlirp(ref),
+		virtualizationv1.DevicePreferences{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_DevicePreferences(ref),
 		virtualizationv1.Devices{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Devices(ref),
 		virtualizationv1.Diag288Watchdog{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_Diag288Watchdog(ref),
 		virtualizationv1.Disk{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_Disk(ref),
@@ -419,6 +424,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.Filesystem{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_Filesystem(ref),
 		virtualizationv1.FilesystemVirtiofs{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_FilesystemVirtiofs(ref),
 		virtualizationv1.Firmware{}.OpenAPIModelName():                                              schema_virt_apis_virtualization_v1_Firmware(ref),
+		virtualizationv1.FirmwarePreferences{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_FirmwarePreferences(ref),
 		virtualizationv1.GPU{}.OpenAPIModelName():                                                   schema_virt_apis_virtualization_v1_GPU(ref),
 		virtualizationv1.GuestAgentPing{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_GuestAgentPing(ref),
 		virtualizationv1.HPETTimer{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_HPETTimer(ref),
@@ -433,6 +439,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.I6300ESBWatchdog{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_I6300ESBWatchdog(ref),
 		virtualizationv1.InitrdInfo{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_InitrdInfo(ref),
 		virtualizationv1.Input{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Input(ref),
+		virtualizationv1.InstancetypeMatcher{}.OpenAPIModelName():                                   schema_virt_apis_virtualization_v1_InstancetypeMatcher(ref),
+		virtualizationv1.InstancetypeStatusRef{}.OpenAPIModelName():                                 schema_virt_apis_virtualization_v1_InstancetypeStatusRef(ref),
 		virtualizationv1.Interface{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_Interface(ref),
 		virtualizationv1.InterfaceBindingMethod{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_InterfaceBindingMethod(ref),
 		virtualizationv1.InterfaceBridge{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_InterfaceBridge(ref),
@@ -447,8 +455,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.LaunchSecurity{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_LaunchSecurity(ref),
 		virtualizationv1.LunTarget{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_LunTarget(ref),
 		virtualizationv1.Machine{}.OpenAPIModelName():                                               schema_virt_apis_virtualization_v1_Machine(ref),
+		virtualizationv1.MachinePreferences{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_MachinePreferences(ref),
 		virtualizationv1.Memory{}.OpenAPIModelName():                                                schema_virt_apis_virtualization_v1_Memory(ref),
 		virtualizationv1.MemoryDumpVolumeSource{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_MemoryDumpVolumeSource(ref),
+		virtualizationv1.MemoryInstancetype{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_MemoryInstancetype(ref),
+		virtualizationv1.MemoryPreferenceRequirement{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_MemoryPreferenceRequirement(ref),
 		virtualizationv1.MemoryStatus{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_MemoryStatus(ref),
 		virtualizationv1.MultusNetwork{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_MultusNetwork(ref),
 		virtualizationv1.NUMA{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_NUMA(ref),
@@ -465,6 +476,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.PodNetwork{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_PodNetwork(ref),
 		virtualizationv1.Port{}.OpenAPIModelName():                                                  schema_virt_apis_virtualization_v1_Port(ref),
 		virtualizationv1.PortRange{}.OpenAPIModelName():                                             schema_virt_apis_virtualization_v1_PortRange(ref),
+		virtualizationv1.PreferenceMatcher{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_PreferenceMatcher(ref),
+		virtualizationv1.PreferenceRequirements{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_PreferenceRequirements(ref),
 		virtualizationv1.Probe{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Probe(ref),
 		virtualizationv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref),
 		virtualizationv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName(): schema_virt_apis_virtualization_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
@@ -485,6 +498,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.SecretVolumeSource{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_SecretVolumeSource(ref),
 		virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ServiceAccountVolumeSource(ref),
 		virtualizationv1.SoundDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_SoundDevice(ref),
+		virtualizationv1.SpreadOptions{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_SpreadOptions(ref),
 		virtualizationv1.StallDetectorOptions{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_StallDetectorOptions(ref),
 		virtualizationv1.StartOptions{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_StartOptions(ref),
 		virtualizationv1.StopOptions{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_StopOptions(ref),
@@ -506,6 +520,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VMIMConfigurationOptions{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_VMIMConfigurationOptions(ref),
 		virtualizationv1.VideoDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_VideoDevice(ref),
 		virtualizationv1.VirtualMachine{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_VirtualMachine(ref),
+		virtualizationv1.VirtualMachineClusterInstancetype{}.OpenAPIModelName():                     schema_virt_apis_virtualization_v1_VirtualMachineClusterInstancetype(ref),
+		virtualizationv1.VirtualMachineClusterInstancetypeList{}.OpenAPIModelName():                 schema_virt_apis_virtualization_v1_VirtualMachineClusterInstancetypeList(ref),
+		virtualizationv1.VirtualMachineClusterPreference{}.OpenAPIModelName():                       schema_virt_apis_virtualization_v1_VirtualMachineClusterPreference(ref),
+		virtualizationv1.VirtualMachineClusterPreferenceList{}.OpenAPIModelName():                   schema_virt_apis_virtualization_v1_VirtualMachineClusterPreferenceList(ref),
 		virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName():                               schema_virt_apis_virtualization_v1_VirtualMachineCondition(ref),
 		virtualizationv1.VirtualMachineInstance{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_VirtualMachineInstance(ref),
 		virtualizationv1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstanceBackupStatus(ref),
@@ -529,8 +547,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineInstanceSpec{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref),
 		virtualizationv1.VirtualMachineInstanceStatus{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_VirtualMachineInstanceStatus(ref),
 		virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstanceTemplateSpec(ref),
+		virtualizationv1.VirtualMachineInstancetype{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineInstancetype(ref),
+		virtualizationv1.VirtualMachineInstancetypeList{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeList(ref),
+		virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref),
 		virtualizationv1.VirtualMachineList{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VirtualMachineList(ref),
 		virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName():                       schema_virt_apis_virtualization_v1_VirtualMachineMemoryDumpRequest(ref),
+		virtualizationv1.VirtualMachinePreference{}.OpenAPIModelName():                              schema_virt_apis_virtualization_v1_VirtualMachinePreference(ref),
+		virtualizationv1.VirtualMachinePreferenceList{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_VirtualMachinePreferenceList(ref),
+		virtualizationv1.VirtualMachinePreferenceSpec{}.OpenAPIModelName():                          schema_virt_apis_virtualization_v1_VirtualMachinePreferenceSpec(ref),
 		virtualizationv1.VirtualMachineSpec{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref),
 		virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineStartFailure(ref),
 		virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName():                      schema_virt_apis_virtualization_v1_VirtualMachineStateChangeRequest(ref),
@@ -18858,6 +18882,107 @@ func schema_virt_apis_virtualization_v1_CPUFeature(ref common.ReferenceCallback)
 	}
 }
 
+func schema_virt_apis_virtualization_v1_CPUInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUInstancetype is the CPU of an instancetype.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the number of vCPUs the guest sees, laid out as sockets, cores or threads as the VM's preference says (sockets by default).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is a libvirt CPU model name, or host-model / host-passthrough. A VM that sets its own model conflicts.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dedicatedCPUPlacement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedCPUPlacement pins each vCPU to a dedicated host CPU. Not supported: this platform does not pin vCPUs, so true is refused.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"isolateEmulatorThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IsolateEmulatorThread gives QEMU's emulator thread a host CPU of its own. Not supported (it needs dedicatedCPUPlacement): true is refused.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"maxSockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSockets is the most sockets CPU hotplug may grow the guest to. Not supported: this platform has no CPU hotplug, so setting it is refused.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CPUPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferenceRequirement is the least vCPUs a guest needs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least number of vCPUs.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_CPUPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferences is the preferred layout of the vCPUs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredCPUTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUTopology: sockets (default), cores, threads, spread or any.\n\nPossible enum values:\n - `\"any\"` takes the template's own topology when it has one; with an instancetype it is sockets.\n - `\"cores\"` shows the vCPUs as cores of one socket.\n - `\"preferAny\"`\n - `\"preferCores\"`\n - `\"preferSockets\"` The v1alpha spellings KubeVirt still accepts.\n - `\"preferSpread\"`\n - `\"preferThreads\"`\n - `\"sockets\"` shows each vCPU as a socket of one core (the default).\n - `\"spread\"` spreads the vCPUs over sockets and cores (and threads), as spreadOptions says.\n - `\"threads\"` shows the vCPUs as threads of one core.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"any", "cores", "preferAny", "preferCores", "preferSockets", "preferSpread", "preferThreads", "sockets", "spread", "threads"},
+						},
+					},
+					"spreadOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SpreadOptions shape the spread topology.",
+							Ref:         ref(virtualizationv1.SpreadOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.SpreadOptions{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_CPUTopology(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19338,6 +19463,26 @@ func schema_virt_apis_virtualization_v1_ContainerPathVolumeSource(ref common.Ref
 	}
 }
 
+func schema_virt_apis_virtualization_v1_ControllerRevisionRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ControllerRevisionRef names a ControllerRevision in the VM's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the ControllerRevision.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_CustomBlockSize(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19587,6 +19732,85 @@ func schema_virt_apis_virtualization_v1_DeprecatedInterfaceSlirp(ref common.Refe
 				Type:        []string{"object"},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_DevicePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DevicePreferences are the preferred device models and buses.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAutoattachGraphicsDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachGraphicsDevice is autoattachGraphicsDevice when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachPodInterface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachPodInterface is autoattachPodInterface when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachSerialConsole": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachSerialConsole is autoattachSerialConsole when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDiskBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBus is the bus of each disk that names none.\n\nPossible enum values:\n - `\"sata\"`\n - `\"scsi\"`\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"sata", "scsi", "usb", "virtio"},
+						},
+					},
+					"preferredCdromBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCdromBus is the bus of each CD-ROM that names none.\n\nPossible enum values:\n - `\"sata\"`\n - `\"scsi\"`\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"sata", "scsi", "usb", "virtio"},
+						},
+					},
+					"preferredLunBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredLunBus is the bus of each LUN that names none. This platform has no LUN disks, so it never applies.\n\nPossible enum values:\n - `\"sata\"`\n - `\"scsi\"`\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"sata", "scsi", "usb", "virtio"},
+						},
+					},
+					"preferredInterfaceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceModel is the model of each NIC that names none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredRng": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredRng adds a virtio random number generator when the VM has none.",
+							Ref:         ref(virtualizationv1.Rng{}.OpenAPIModelName()),
+						},
+					},
+					"preferredInterfaceMasquerade": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceMasquerade makes each NIC without a binding a masquerade NIC.",
+							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.Rng{}.OpenAPIModelName()},
 	}
 }
 
@@ -20796,6 +21020,55 @@ func schema_virt_apis_virtualization_v1_Firmware(ref common.ReferenceCallback) c
 	}
 }
 
+func schema_virt_apis_virtualization_v1_FirmwarePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FirmwarePreferences are the preferred boot firmware.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredUseBios": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBios boots with BIOS when the VM chooses no boot loader.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseBiosSerial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBiosSerial sends the BIOS's output to the serial console when the VM boots with BIOS and does not say.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseEfi boots with EFI when the VM chooses no boot loader. Deprecated by KubeVirt in favour of preferredEfi.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseSecureBoot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseSecureBoot turns Secure Boot on when the VM boots with EFI and does not say. Deprecated by KubeVirt in favour of preferredEfi.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredEfi is the EFI boot loader when the VM chooses none.",
+							Ref:         ref(virtualizationv1.EFI{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.EFI{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_GPU(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21218,6 +21491,89 @@ func schema_virt_apis_virtualization_v1_Input(ref common.ReferenceCallback) comm
 				Required: []string{"name"},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_InstancetypeMatcher(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InstancetypeMatcher is a VM's reference to the instancetype it takes its size from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the instancetype.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is VirtualMachineClusterInstancetype (the default) or VirtualMachineInstancetype (in the VM's namespace); the lower-case singular and plural resource names are accepted too.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the instancetype the VM uses. The VM controller captures it the first time it sees the VM, so later edits of the instancetype do not change the VM; clear it (with the name, or alone) to take the instancetype as it is now.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolume is KubeVirt's inference of the instancetype from a volume's labels. Not supported: setting it is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolumeFailurePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolumeFailurePolicy belongs to inferFromVolume. Not supported: setting it is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_InstancetypeStatusRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InstancetypeStatusRef is the instancetype or preference a VM's instances were last expanded with, and the revision of it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the instancetype or preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind of the instancetype or preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"controllerRevisionRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ControllerRevisionRef names the ControllerRevision holding the copy.",
+							Ref:         ref(virtualizationv1.ControllerRevisionRef{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.ControllerRevisionRef{}.OpenAPIModelName()},
 	}
 }
 
@@ -21721,6 +22077,26 @@ func schema_virt_apis_virtualization_v1_Machine(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_virt_apis_virtualization_v1_MachinePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachinePreferences are the preferred machine.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredMachineType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredMachineType is the machine type when the VM sets none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_Memory(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21793,6 +22169,63 @@ func schema_virt_apis_virtualization_v1_MemoryDumpVolumeSource(ref common.Refere
 				Required: []string{"claimName"},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MemoryInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryInstancetype is the memory of an instancetype.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the memory the guest sees.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"overcommitPercent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OvercommitPercent lets the launcher pod request that much less memory than the guest has (0 to 100; 10 requests 90% of guest): more guests fit on a node, and a node that runs out of memory kills some. A VM that sets resources.requests.memory conflicts.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"maxGuest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxGuest is the most memory hotplug may grow the guest to. Not supported: this platform has no memory hotplug, so setting it is refused.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MemoryPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryPreferenceRequirement is the least memory a guest needs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -22324,6 +22757,81 @@ func schema_virt_apis_virtualization_v1_PortRange(ref common.ReferenceCallback) 
 				Required: []string{"protocol", "start", "end"},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PreferenceMatcher(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreferenceMatcher is a VM's reference to the preference it takes its defaults from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is VirtualMachineClusterPreference (the default) or VirtualMachinePreference (in the VM's namespace); the lower-case singular and plural resource names are accepted too.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the preference the VM uses (see InstancetypeMatcher).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolume is not supported: setting it is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolumeFailurePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolumeFailurePolicy is not supported: setting it is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_PreferenceRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreferenceRequirements are the least a guest needs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the least vCPUs.",
+							Ref:         ref(virtualizationv1.CPUPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the least memory.",
+							Ref:         ref(virtualizationv1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.CPUPreferenceRequirement{}.OpenAPIModelName(), virtualizationv1.MemoryPreferenceRequirement{}.OpenAPIModelName()},
 	}
 }
 
@@ -22928,6 +23436,34 @@ func schema_virt_apis_virtualization_v1_SoundDevice(ref common.ReferenceCallback
 					},
 				},
 				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SpreadOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SpreadOptions shape the spread topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"across": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Across: SocketsCores (default), CoresThreads or SocketsCoresThreads.\n\nPossible enum values:\n - `\"CoresThreads\"` : ratio (2) threads per core, one socket.\n - `\"SocketsCores\"` : ratio cores per socket (the default).\n - `\"SocketsCoresThreads\"` : ratio cores per socket, 2 threads per core.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"CoresThreads", "SocketsCores", "SocketsCoresThreads"},
+						},
+					},
+					"ratio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ratio is the cores per socket (SocketsCores, SocketsCoresThreads) or the threads per core (CoresThreads, where only 2 is accepted). Defaults to preferSpreadSocketToCoreRatio, else 2.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -23731,6 +24267,188 @@ func schema_virt_apis_virtualization_v1_VirtualMachine(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineSpec{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineClusterInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetype is a VirtualMachineInstancetype every namespace can use; a VM's spec.instancetype refers to this kind unless it names another.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the size the VMs referencing this instancetype get.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineClusterInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetypeList is a list of VirtualMachineClusterInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineClusterPreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreference is a VirtualMachinePreference every namespace can use; a VM's spec.preference refers to this kind unless it names another.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the VMs referencing this preference prefer.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineClusterPreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreferenceList is a list of VirtualMachineClusterPreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineClusterPreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineClusterPreference{}.OpenAPIModelName()},
 	}
 }
 
@@ -25660,6 +26378,171 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceTemplateSpec(ref c
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachineInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetype is the size of a VirtualMachine, shared by many: its vCPUs and memory, and where it may run. A VM that references one (spec.instancetype) takes these from it and must not set them itself. KubeVirt's instancetype.kubevirt.io/v1beta1 kind, same JSON.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the size the VMs referencing this instancetype get.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeList is a list of VirtualMachineInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancetype{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeSpec is what an instancetype gives the VMs that reference it. cpu.guest and memory.guest are required: every instancetype says how many vCPUs and how much memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector must match a node's labels for the VM's instances to be scheduled there. A VM that sets its own nodeSelector conflicts.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"schedulerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SchedulerName of the instances' launcher pods. A VM that sets its own schedulerName conflicts.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the guest's vCPUs. Required.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.CPUInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the guest's memory. Required.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.MemoryInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy is KubeVirt's I/O thread policy. Not supported: this platform's VMIs have no I/O threads setting, so setting it is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the VM's instances. An annotation the VM's template sets to another value conflicts.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"cpu", "memory"},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.CPUInstancetype{}.OpenAPIModelName(), virtualizationv1.MemoryInstancetype{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -25773,6 +26656,185 @@ func schema_virt_apis_virtualization_v1_VirtualMachineMemoryDumpRequest(ref comm
 	}
 }
 
+func schema_virt_apis_virtualization_v1_VirtualMachinePreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreference is how a guest operating system likes its virtual hardware: disk and NIC models, firmware, machine type, CPU layout. A VM that references one (spec.preference) gets each preferred value only where its own template leaves the field empty. KubeVirt's instancetype.kubevirt.io/v1beta1 kind, same JSON.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the VMs referencing this preference prefer.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(virtualizationv1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachinePreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceList is a list of VirtualMachinePreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachinePreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachinePreference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachinePreferenceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceSpec is what a preference prefers. Every member is optional and fills only what the VM's template leaves empty.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the preferred layout of an instancetype's vCPUs.",
+							Ref:         ref(virtualizationv1.CPUPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"devices": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Devices are the preferred device models and buses.",
+							Ref:         ref(virtualizationv1.DevicePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"firmware": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Firmware is the preferred boot firmware.",
+							Ref:         ref(virtualizationv1.FirmwarePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine is the preferred machine type.",
+							Ref:         ref(virtualizationv1.MachinePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSubdomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSubdomain is the instances' subdomain when the VM sets none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredTerminationGracePeriodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTerminationGracePeriodSeconds is the instances' grace period when the VM sets none.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"requirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requirements are the least vCPUs and memory the guest needs: a VM (with its instancetype) that offers less is refused.",
+							Ref:         ref(virtualizationv1.PreferenceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the VM's instances unless the template sets them.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"preferSpreadSocketToCoreRatio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferSpreadSocketToCoreRatio is the cores per socket of the spread topology. Defaults to 2.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"preferredArchitecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredArchitecture is the guest's CPU architecture. This platform runs amd64 guests only: any other value is refused.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.CPUPreferences{}.OpenAPIModelName(), virtualizationv1.DevicePreferences{}.OpenAPIModelName(), virtualizationv1.FirmwarePreferences{}.OpenAPIModelName(), virtualizationv1.MachinePreferences{}.OpenAPIModelName(), virtualizationv1.PreferenceRequirements{}.OpenAPIModelName()},
+	}
+}
+
 func schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -25827,12 +26889,24 @@ func schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref common.ReferenceC
 							Enum:        []interface{}{"Migration", "Replacement"},
 						},
 					},
+					"instancetype": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Instancetype is the instancetype the VM takes its vCPUs, memory and placement from; the template must then leave those empty.",
+							Ref:         ref(virtualizationv1.InstancetypeMatcher{}.OpenAPIModelName()),
+						},
+					},
+					"preference": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preference is the preference that fills what the template leaves empty: device models, firmware, machine type, CPU layout.",
+							Ref:         ref(virtualizationv1.PreferenceMatcher{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.DataVolumeTemplateSpec{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
+			virtualizationv1.DataVolumeTemplateSpec{}.OpenAPIModelName(), virtualizationv1.InstancetypeMatcher{}.OpenAPIModelName(), virtualizationv1.PreferenceMatcher{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -26079,11 +27153,23 @@ func schema_virt_apis_virtualization_v1_VirtualMachineStatus(ref common.Referenc
 							Ref:         ref(virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName()),
 						},
 					},
+					"instancetypeRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InstancetypeRef is the instancetype, and its revision, the VM's instances are created with.",
+							Ref:         ref(virtualizationv1.InstancetypeStatusRef{}.OpenAPIModelName()),
+						},
+					},
+					"preferenceRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferenceRef is the preference, and its revision, the VM's instances are created with.",
+							Ref:         ref(virtualizationv1.InstancetypeStatusRef{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName(), virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName(), virtualizationv1.VolumeUpdateState{}.OpenAPIModelName()},
+			virtualizationv1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), virtualizationv1.InstancetypeStatusRef{}.OpenAPIModelName(), virtualizationv1.VirtualMachineCondition{}.OpenAPIModelName(), virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStartFailure{}.OpenAPIModelName(), virtualizationv1.VirtualMachineStateChangeRequest{}.OpenAPIModelName(), virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName(), virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName(), virtualizationv1.VolumeUpdateState{}.OpenAPIModelName()},
 	}
 }
 

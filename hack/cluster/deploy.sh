@@ -5,7 +5,9 @@
 # guest-access certificates of virt-handler and virt-apiserver, the content
 # tags of the images images.sh imported, paths under ${VIRT_STATE}),
 # applies it with kubectl apply -k, and waits until the workloads rolled out
-# and the APIService is Available. Components whose image was not built
+# and the APIService is Available; then applies the common instancetypes and
+# preferences (artifacts/instancetypes), which only virt-apiserver serves.
+# Components whose image was not built
 # (their cmd/ has not landed yet) are left out, their RBAC is not.
 #
 # The platform's mode (lib.sh platform_mode; `make up HA=1`, docs/cluster.md
@@ -228,6 +230,16 @@ if [ -n "$(tag_of virt-apiserver)" ]; then
   fi
   kubectl wait --for=condition=Available apiservice/v1.virtualization.kubevirt.io --timeout=60s >/dev/null ||
     die "deploy: APIService v1.virtualization.kubevirt.io not Available: $(kubectl get apiservice v1.virtualization.kubevirt.io -o jsonpath='{.status.conditions[0].message}')"
+  # The common instancetypes and preferences (artifacts/instancetypes) are
+  # objects virt-apiserver serves: applied only now that it serves them.
+  # The aggregator's discovery may lag the rollout by a few seconds.
+  deadline=$(($(date +%s) + 60))
+  until out="$(kubectl apply -k "${ROOT}/artifacts/instancetypes" 2>&1)"; do
+    [ "$(date +%s)" -lt "${deadline}" ] ||
+      die "deploy: kubectl apply -k artifacts/instancetypes failed: ${out}"
+    sleep 2
+  done
+  grep -v ' unchanged$' <<<"${out}" >&2 || true
 fi
 if [ "${mode}" = embedded ]; then
   # Foreground: done when the members' pods are gone. Their claims stay.

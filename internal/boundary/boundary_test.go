@@ -83,11 +83,28 @@ var rules = []rule{
 		forbid: clients},
 	{doc: "apiserver/registry/virtualmachine", covers: []string{"apiserver/registry/virtualmachine"},
 		forbid: clients},
+	{doc: "apiserver/registry/instancetypetable", covers: []string{"apiserver/registry/instancetypetable"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachineclusterinstancetype", covers: []string{"apiserver/registry/virtualmachineclusterinstancetype"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachineclusterpreference", covers: []string{"apiserver/registry/virtualmachineclusterpreference"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachineinstancereplicaset", covers: []string{"apiserver/registry/virtualmachineinstancereplicaset"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachineinstancetype", covers: []string{"apiserver/registry/virtualmachineinstancetype"},
+		forbid: clients},
+	{doc: "apiserver/registry/virtualmachinepreference", covers: []string{"apiserver/registry/virtualmachinepreference"},
+		forbid: clients},
+	{doc: "internal/instancetype", covers: []string{"internal/instancetype"},
+		forbid: append([]string{"apiserver/...", "controllers/..."}, clients...)},
 
 	// Small leaves that stand alone.
 	{doc: "node/hostpath", covers: []string{"node/hostpath"}, forbid: platform},
 	{doc: "node/socket", covers: []string{"node/socket"}, forbid: platform},
 	{doc: "controllers/expectation", covers: []string{"controllers/expectation"}, forbid: platform},
+
+	// KubeVirt's manifests and what the platform does with them, for any test.
+	{doc: "test/compat", covers: []string{"test/compat"}, forbid: platform},
 
 	// The end-to-end tests see the platform as a user does.
 	{doc: "test/e2e/framework", covers: []string{"test/e2e/framework"},

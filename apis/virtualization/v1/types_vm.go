@@ -77,6 +77,14 @@ type VirtualMachineSpec struct {
 	// has no live migration).
 	// +optional
 	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty" protobuf:"bytes,7,opt,name=updateVolumesStrategy,casttype=UpdateVolumesStrategy"`
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	// +optional
+	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty" protobuf:"bytes,4,opt,name=instancetype"`
+	// Preference is the preference that fills what the template leaves
+	// empty: device models, firmware, machine type, CPU layout.
+	// +optional
+	Preference *PreferenceMatcher `json:"preference,omitempty" protobuf:"bytes,5,opt,name=preference"`
 }
 
 // UpdateVolumesStrategy is how a change of a VM's volumes reaches its
@@ -218,6 +226,14 @@ type VirtualMachineStatus struct {
 	// ChangedBlockTracking is the state of changed block tracking.
 	// +optional
 	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty" protobuf:"bytes,18,opt,name=changedBlockTracking"`
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	// +optional
+	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty" protobuf:"bytes,8,opt,name=instancetypeRef"`
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	// +optional
+	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty" protobuf:"bytes,9,opt,name=preferenceRef"`
 }
 
 // VirtualMachineVolumeRequest is a volume to hotplug or unplug.

@@ -136,6 +136,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*CPUInstancetype)(nil), (*virtualization.CPUInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(a.(*CPUInstancetype), b.(*virtualization.CPUInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUInstancetype)(nil), (*CPUInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(a.(*virtualization.CPUInstancetype), b.(*CPUInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CPUPreferenceRequirement)(nil), (*virtualization.CPUPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(a.(*CPUPreferenceRequirement), b.(*virtualization.CPUPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUPreferenceRequirement)(nil), (*CPUPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(a.(*virtualization.CPUPreferenceRequirement), b.(*CPUPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*CPUPreferences)(nil), (*virtualization.CPUPreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_CPUPreferences_To_virtualization_CPUPreferences(a.(*CPUPreferences), b.(*virtualization.CPUPreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.CPUPreferences)(nil), (*CPUPreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_CPUPreferences_To_v1_CPUPreferences(a.(*virtualization.CPUPreferences), b.(*CPUPreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*CPUTopology)(nil), (*virtualization.CPUTopology)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_CPUTopology_To_virtualization_CPUTopology(a.(*CPUTopology), b.(*virtualization.CPUTopology), scope)
 	}); err != nil {
@@ -286,6 +316,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ControllerRevisionRef)(nil), (*virtualization.ControllerRevisionRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(a.(*ControllerRevisionRef), b.(*virtualization.ControllerRevisionRef), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.ControllerRevisionRef)(nil), (*ControllerRevisionRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(a.(*virtualization.ControllerRevisionRef), b.(*ControllerRevisionRef), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*CustomBlockSize)(nil), (*virtualization.CustomBlockSize)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(a.(*CustomBlockSize), b.(*virtualization.CustomBlockSize), scope)
 	}); err != nil {
@@ -373,6 +413,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.DeprecatedInterfaceSlirp)(nil), (*DeprecatedInterfaceSlirp)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(a.(*virtualization.DeprecatedInterfaceSlirp), b.(*DeprecatedInterfaceSlirp), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DevicePreferences)(nil), (*virtualization.DevicePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_DevicePreferences_To_virtualization_DevicePreferences(a.(*DevicePreferences), b.(*virtualization.DevicePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.DevicePreferences)(nil), (*DevicePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_DevicePreferences_To_v1_DevicePreferences(a.(*virtualization.DevicePreferences), b.(*DevicePreferences), scope)
 	}); err != nil {
 		return err
 	}
@@ -636,6 +686,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*FirmwarePreferences)(nil), (*virtualization.FirmwarePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(a.(*FirmwarePreferences), b.(*virtualization.FirmwarePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.FirmwarePreferences)(nil), (*FirmwarePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(a.(*virtualization.FirmwarePreferences), b.(*FirmwarePreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*GPU)(nil), (*virtualization.GPU)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_GPU_To_virtualization_GPU(a.(*GPU), b.(*virtualization.GPU), scope)
 	}); err != nil {
@@ -773,6 +833,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.Input)(nil), (*Input)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_Input_To_v1_Input(a.(*virtualization.Input), b.(*Input), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InstancetypeMatcher)(nil), (*virtualization.InstancetypeMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(a.(*InstancetypeMatcher), b.(*virtualization.InstancetypeMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InstancetypeMatcher)(nil), (*InstancetypeMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(a.(*virtualization.InstancetypeMatcher), b.(*InstancetypeMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*InstancetypeStatusRef)(nil), (*virtualization.InstancetypeStatusRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(a.(*InstancetypeStatusRef), b.(*virtualization.InstancetypeStatusRef), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.InstancetypeStatusRef)(nil), (*InstancetypeStatusRef)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(a.(*virtualization.InstancetypeStatusRef), b.(*InstancetypeStatusRef), scope)
 	}); err != nil {
 		return err
 	}
@@ -916,6 +996,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*MachinePreferences)(nil), (*virtualization.MachinePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MachinePreferences_To_virtualization_MachinePreferences(a.(*MachinePreferences), b.(*virtualization.MachinePreferences), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MachinePreferences)(nil), (*MachinePreferences)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MachinePreferences_To_v1_MachinePreferences(a.(*virtualization.MachinePreferences), b.(*MachinePreferences), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Memory)(nil), (*virtualization.Memory)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_Memory_To_virtualization_Memory(a.(*Memory), b.(*virtualization.Memory), scope)
 	}); err != nil {
@@ -933,6 +1023,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryDumpVolumeSource)(nil), (*MemoryDumpVolumeSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(a.(*virtualization.MemoryDumpVolumeSource), b.(*MemoryDumpVolumeSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MemoryInstancetype)(nil), (*virtualization.MemoryInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(a.(*MemoryInstancetype), b.(*virtualization.MemoryInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryInstancetype)(nil), (*MemoryInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(a.(*virtualization.MemoryInstancetype), b.(*MemoryInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MemoryPreferenceRequirement)(nil), (*virtualization.MemoryPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(a.(*MemoryPreferenceRequirement), b.(*virtualization.MemoryPreferenceRequirement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.MemoryPreferenceRequirement)(nil), (*MemoryPreferenceRequirement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(a.(*virtualization.MemoryPreferenceRequirement), b.(*MemoryPreferenceRequirement), scope)
 	}); err != nil {
 		return err
 	}
@@ -1093,6 +1203,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.PortRange)(nil), (*PortRange)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_PortRange_To_v1_PortRange(a.(*virtualization.PortRange), b.(*PortRange), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PreferenceMatcher)(nil), (*virtualization.PreferenceMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(a.(*PreferenceMatcher), b.(*virtualization.PreferenceMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PreferenceMatcher)(nil), (*PreferenceMatcher)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(a.(*virtualization.PreferenceMatcher), b.(*PreferenceMatcher), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PreferenceRequirements)(nil), (*virtualization.PreferenceRequirements)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(a.(*PreferenceRequirements), b.(*virtualization.PreferenceRequirements), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.PreferenceRequirements)(nil), (*PreferenceRequirements)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(a.(*virtualization.PreferenceRequirements), b.(*PreferenceRequirements), scope)
 	}); err != nil {
 		return err
 	}
@@ -1293,6 +1423,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.SoundDevice)(nil), (*SoundDevice)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_SoundDevice_To_v1_SoundDevice(a.(*virtualization.SoundDevice), b.(*SoundDevice), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*SpreadOptions)(nil), (*virtualization.SpreadOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_SpreadOptions_To_virtualization_SpreadOptions(a.(*SpreadOptions), b.(*virtualization.SpreadOptions), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.SpreadOptions)(nil), (*SpreadOptions)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_SpreadOptions_To_v1_SpreadOptions(a.(*virtualization.SpreadOptions), b.(*SpreadOptions), scope)
 	}); err != nil {
 		return err
 	}
@@ -1503,6 +1643,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachine)(nil), (*VirtualMachine)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(a.(*virtualization.VirtualMachine), b.(*VirtualMachine), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterInstancetype)(nil), (*virtualization.VirtualMachineClusterInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(a.(*VirtualMachineClusterInstancetype), b.(*virtualization.VirtualMachineClusterInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterInstancetype)(nil), (*VirtualMachineClusterInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(a.(*virtualization.VirtualMachineClusterInstancetype), b.(*VirtualMachineClusterInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterInstancetypeList)(nil), (*virtualization.VirtualMachineClusterInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(a.(*VirtualMachineClusterInstancetypeList), b.(*virtualization.VirtualMachineClusterInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterInstancetypeList)(nil), (*VirtualMachineClusterInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(a.(*virtualization.VirtualMachineClusterInstancetypeList), b.(*VirtualMachineClusterInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterPreference)(nil), (*virtualization.VirtualMachineClusterPreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(a.(*VirtualMachineClusterPreference), b.(*virtualization.VirtualMachineClusterPreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterPreference)(nil), (*VirtualMachineClusterPreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(a.(*virtualization.VirtualMachineClusterPreference), b.(*VirtualMachineClusterPreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineClusterPreferenceList)(nil), (*virtualization.VirtualMachineClusterPreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(a.(*VirtualMachineClusterPreferenceList), b.(*virtualization.VirtualMachineClusterPreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineClusterPreferenceList)(nil), (*VirtualMachineClusterPreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(a.(*virtualization.VirtualMachineClusterPreferenceList), b.(*VirtualMachineClusterPreferenceList), scope)
 	}); err != nil {
 		return err
 	}
@@ -1736,6 +1916,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetype)(nil), (*virtualization.VirtualMachineInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(a.(*VirtualMachineInstancetype), b.(*virtualization.VirtualMachineInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetype)(nil), (*VirtualMachineInstancetype)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(a.(*virtualization.VirtualMachineInstancetype), b.(*VirtualMachineInstancetype), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetypeList)(nil), (*virtualization.VirtualMachineInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(a.(*VirtualMachineInstancetypeList), b.(*virtualization.VirtualMachineInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetypeList)(nil), (*VirtualMachineInstancetypeList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(a.(*virtualization.VirtualMachineInstancetypeList), b.(*VirtualMachineInstancetypeList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstancetypeSpec)(nil), (*virtualization.VirtualMachineInstancetypeSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(a.(*VirtualMachineInstancetypeSpec), b.(*virtualization.VirtualMachineInstancetypeSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstancetypeSpec)(nil), (*VirtualMachineInstancetypeSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(a.(*virtualization.VirtualMachineInstancetypeSpec), b.(*VirtualMachineInstancetypeSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*VirtualMachineList)(nil), (*virtualization.VirtualMachineList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(a.(*VirtualMachineList), b.(*virtualization.VirtualMachineList), scope)
 	}); err != nil {
@@ -1753,6 +1963,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineMemoryDumpRequest)(nil), (*VirtualMachineMemoryDumpRequest)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(a.(*virtualization.VirtualMachineMemoryDumpRequest), b.(*VirtualMachineMemoryDumpRequest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreference)(nil), (*virtualization.VirtualMachinePreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(a.(*VirtualMachinePreference), b.(*virtualization.VirtualMachinePreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreference)(nil), (*VirtualMachinePreference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(a.(*virtualization.VirtualMachinePreference), b.(*VirtualMachinePreference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreferenceList)(nil), (*virtualization.VirtualMachinePreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(a.(*VirtualMachinePreferenceList), b.(*virtualization.VirtualMachinePreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreferenceList)(nil), (*VirtualMachinePreferenceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(a.(*virtualization.VirtualMachinePreferenceList), b.(*VirtualMachinePreferenceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachinePreferenceSpec)(nil), (*virtualization.VirtualMachinePreferenceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(a.(*VirtualMachinePreferenceSpec), b.(*virtualization.VirtualMachinePreferenceSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachinePreferenceSpec)(nil), (*VirtualMachinePreferenceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(a.(*virtualization.VirtualMachinePreferenceSpec), b.(*VirtualMachinePreferenceSpec), scope)
 	}); err != nil {
 		return err
 	}
@@ -2089,6 +2329,66 @@ func Convert_virtualization_CPUFeature_To_v1_CPUFeature(in *virtualization.CPUFe
 	return autoConvert_virtualization_CPUFeature_To_v1_CPUFeature(in, out, s)
 }
 
+func autoConvert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in *CPUInstancetype, out *virtualization.CPUInstancetype, s conversion.Scope) error {
+	*out = *(*virtualization.CPUInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype is an autogenerated conversion function.
+func Convert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in *CPUInstancetype, out *virtualization.CPUInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_CPUInstancetype_To_virtualization_CPUInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in *virtualization.CPUInstancetype, out *CPUInstancetype, s conversion.Scope) error {
+	*out = *(*CPUInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype is an autogenerated conversion function.
+func Convert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in *virtualization.CPUInstancetype, out *CPUInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUInstancetype_To_v1_CPUInstancetype(in, out, s)
+}
+
+func autoConvert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in *CPUPreferenceRequirement, out *virtualization.CPUPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*virtualization.CPUPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement is an autogenerated conversion function.
+func Convert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in *CPUPreferenceRequirement, out *virtualization.CPUPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_v1_CPUPreferenceRequirement_To_virtualization_CPUPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in *virtualization.CPUPreferenceRequirement, out *CPUPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*CPUPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement is an autogenerated conversion function.
+func Convert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in *virtualization.CPUPreferenceRequirement, out *CPUPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUPreferenceRequirement_To_v1_CPUPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_v1_CPUPreferences_To_virtualization_CPUPreferences(in *CPUPreferences, out *virtualization.CPUPreferences, s conversion.Scope) error {
+	*out = *(*virtualization.CPUPreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_CPUPreferences_To_virtualization_CPUPreferences is an autogenerated conversion function.
+func Convert_v1_CPUPreferences_To_virtualization_CPUPreferences(in *CPUPreferences, out *virtualization.CPUPreferences, s conversion.Scope) error {
+	return autoConvert_v1_CPUPreferences_To_virtualization_CPUPreferences(in, out, s)
+}
+
+func autoConvert_virtualization_CPUPreferences_To_v1_CPUPreferences(in *virtualization.CPUPreferences, out *CPUPreferences, s conversion.Scope) error {
+	*out = *(*CPUPreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_CPUPreferences_To_v1_CPUPreferences is an autogenerated conversion function.
+func Convert_virtualization_CPUPreferences_To_v1_CPUPreferences(in *virtualization.CPUPreferences, out *CPUPreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_CPUPreferences_To_v1_CPUPreferences(in, out, s)
+}
+
 func autoConvert_v1_CPUTopology_To_virtualization_CPUTopology(in *CPUTopology, out *virtualization.CPUTopology, s conversion.Scope) error {
 	*out = *(*virtualization.CPUTopology)(unsafe.Pointer(in))
 	return nil
@@ -2389,6 +2689,26 @@ func Convert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeS
 	return autoConvert_virtualization_ContainerPathVolumeSource_To_v1_ContainerPathVolumeSource(in, out, s)
 }
 
+func autoConvert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in *ControllerRevisionRef, out *virtualization.ControllerRevisionRef, s conversion.Scope) error {
+	*out = *(*virtualization.ControllerRevisionRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef is an autogenerated conversion function.
+func Convert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in *ControllerRevisionRef, out *virtualization.ControllerRevisionRef, s conversion.Scope) error {
+	return autoConvert_v1_ControllerRevisionRef_To_virtualization_ControllerRevisionRef(in, out, s)
+}
+
+func autoConvert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in *virtualization.ControllerRevisionRef, out *ControllerRevisionRef, s conversion.Scope) error {
+	*out = *(*ControllerRevisionRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef is an autogenerated conversion function.
+func Convert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in *virtualization.ControllerRevisionRef, out *ControllerRevisionRef, s conversion.Scope) error {
+	return autoConvert_virtualization_ControllerRevisionRef_To_v1_ControllerRevisionRef(in, out, s)
+}
+
 func autoConvert_v1_CustomBlockSize_To_virtualization_CustomBlockSize(in *CustomBlockSize, out *virtualization.CustomBlockSize, s conversion.Scope) error {
 	*out = *(*virtualization.CustomBlockSize)(unsafe.Pointer(in))
 	return nil
@@ -2567,6 +2887,26 @@ func autoConvert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfa
 // Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp is an autogenerated conversion function.
 func Convert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(in *virtualization.DeprecatedInterfaceSlirp, out *DeprecatedInterfaceSlirp, s conversion.Scope) error {
 	return autoConvert_virtualization_DeprecatedInterfaceSlirp_To_v1_DeprecatedInterfaceSlirp(in, out, s)
+}
+
+func autoConvert_v1_DevicePreferences_To_virtualization_DevicePreferences(in *DevicePreferences, out *virtualization.DevicePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.DevicePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_DevicePreferences_To_virtualization_DevicePreferences is an autogenerated conversion function.
+func Convert_v1_DevicePreferences_To_virtualization_DevicePreferences(in *DevicePreferences, out *virtualization.DevicePreferences, s conversion.Scope) error {
+	return autoConvert_v1_DevicePreferences_To_virtualization_DevicePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_DevicePreferences_To_v1_DevicePreferences(in *virtualization.DevicePreferences, out *DevicePreferences, s conversion.Scope) error {
+	*out = *(*DevicePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_DevicePreferences_To_v1_DevicePreferences is an autogenerated conversion function.
+func Convert_virtualization_DevicePreferences_To_v1_DevicePreferences(in *virtualization.DevicePreferences, out *DevicePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_DevicePreferences_To_v1_DevicePreferences(in, out, s)
 }
 
 func autoConvert_v1_Devices_To_virtualization_Devices(in *Devices, out *virtualization.Devices, s conversion.Scope) error {
@@ -3089,6 +3429,26 @@ func Convert_virtualization_Firmware_To_v1_Firmware(in *virtualization.Firmware,
 	return autoConvert_virtualization_Firmware_To_v1_Firmware(in, out, s)
 }
 
+func autoConvert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in *FirmwarePreferences, out *virtualization.FirmwarePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.FirmwarePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences is an autogenerated conversion function.
+func Convert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in *FirmwarePreferences, out *virtualization.FirmwarePreferences, s conversion.Scope) error {
+	return autoConvert_v1_FirmwarePreferences_To_virtualization_FirmwarePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in *virtualization.FirmwarePreferences, out *FirmwarePreferences, s conversion.Scope) error {
+	*out = *(*FirmwarePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences is an autogenerated conversion function.
+func Convert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in *virtualization.FirmwarePreferences, out *FirmwarePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_FirmwarePreferences_To_v1_FirmwarePreferences(in, out, s)
+}
+
 func autoConvert_v1_GPU_To_virtualization_GPU(in *GPU, out *virtualization.GPU, s conversion.Scope) error {
 	*out = *(*virtualization.GPU)(unsafe.Pointer(in))
 	return nil
@@ -3367,6 +3727,46 @@ func autoConvert_virtualization_Input_To_v1_Input(in *virtualization.Input, out 
 // Convert_virtualization_Input_To_v1_Input is an autogenerated conversion function.
 func Convert_virtualization_Input_To_v1_Input(in *virtualization.Input, out *Input, s conversion.Scope) error {
 	return autoConvert_virtualization_Input_To_v1_Input(in, out, s)
+}
+
+func autoConvert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in *InstancetypeMatcher, out *virtualization.InstancetypeMatcher, s conversion.Scope) error {
+	*out = *(*virtualization.InstancetypeMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher is an autogenerated conversion function.
+func Convert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in *InstancetypeMatcher, out *virtualization.InstancetypeMatcher, s conversion.Scope) error {
+	return autoConvert_v1_InstancetypeMatcher_To_virtualization_InstancetypeMatcher(in, out, s)
+}
+
+func autoConvert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in *virtualization.InstancetypeMatcher, out *InstancetypeMatcher, s conversion.Scope) error {
+	*out = *(*InstancetypeMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher is an autogenerated conversion function.
+func Convert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in *virtualization.InstancetypeMatcher, out *InstancetypeMatcher, s conversion.Scope) error {
+	return autoConvert_virtualization_InstancetypeMatcher_To_v1_InstancetypeMatcher(in, out, s)
+}
+
+func autoConvert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in *InstancetypeStatusRef, out *virtualization.InstancetypeStatusRef, s conversion.Scope) error {
+	*out = *(*virtualization.InstancetypeStatusRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef is an autogenerated conversion function.
+func Convert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in *InstancetypeStatusRef, out *virtualization.InstancetypeStatusRef, s conversion.Scope) error {
+	return autoConvert_v1_InstancetypeStatusRef_To_virtualization_InstancetypeStatusRef(in, out, s)
+}
+
+func autoConvert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in *virtualization.InstancetypeStatusRef, out *InstancetypeStatusRef, s conversion.Scope) error {
+	*out = *(*InstancetypeStatusRef)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef is an autogenerated conversion function.
+func Convert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in *virtualization.InstancetypeStatusRef, out *InstancetypeStatusRef, s conversion.Scope) error {
+	return autoConvert_virtualization_InstancetypeStatusRef_To_v1_InstancetypeStatusRef(in, out, s)
 }
 
 func autoConvert_v1_Interface_To_virtualization_Interface(in *Interface, out *virtualization.Interface, s conversion.Scope) error {
@@ -3649,6 +4049,26 @@ func Convert_virtualization_Machine_To_v1_Machine(in *virtualization.Machine, ou
 	return autoConvert_virtualization_Machine_To_v1_Machine(in, out, s)
 }
 
+func autoConvert_v1_MachinePreferences_To_virtualization_MachinePreferences(in *MachinePreferences, out *virtualization.MachinePreferences, s conversion.Scope) error {
+	*out = *(*virtualization.MachinePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MachinePreferences_To_virtualization_MachinePreferences is an autogenerated conversion function.
+func Convert_v1_MachinePreferences_To_virtualization_MachinePreferences(in *MachinePreferences, out *virtualization.MachinePreferences, s conversion.Scope) error {
+	return autoConvert_v1_MachinePreferences_To_virtualization_MachinePreferences(in, out, s)
+}
+
+func autoConvert_virtualization_MachinePreferences_To_v1_MachinePreferences(in *virtualization.MachinePreferences, out *MachinePreferences, s conversion.Scope) error {
+	*out = *(*MachinePreferences)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MachinePreferences_To_v1_MachinePreferences is an autogenerated conversion function.
+func Convert_virtualization_MachinePreferences_To_v1_MachinePreferences(in *virtualization.MachinePreferences, out *MachinePreferences, s conversion.Scope) error {
+	return autoConvert_virtualization_MachinePreferences_To_v1_MachinePreferences(in, out, s)
+}
+
 func autoConvert_v1_Memory_To_virtualization_Memory(in *Memory, out *virtualization.Memory, s conversion.Scope) error {
 	*out = *(*virtualization.Memory)(unsafe.Pointer(in))
 	return nil
@@ -3687,6 +4107,46 @@ func autoConvert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSou
 // Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource is an autogenerated conversion function.
 func Convert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(in *virtualization.MemoryDumpVolumeSource, out *MemoryDumpVolumeSource, s conversion.Scope) error {
 	return autoConvert_virtualization_MemoryDumpVolumeSource_To_v1_MemoryDumpVolumeSource(in, out, s)
+}
+
+func autoConvert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in *MemoryInstancetype, out *virtualization.MemoryInstancetype, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype is an autogenerated conversion function.
+func Convert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in *MemoryInstancetype, out *virtualization.MemoryInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_MemoryInstancetype_To_virtualization_MemoryInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in *virtualization.MemoryInstancetype, out *MemoryInstancetype, s conversion.Scope) error {
+	*out = *(*MemoryInstancetype)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype is an autogenerated conversion function.
+func Convert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in *virtualization.MemoryInstancetype, out *MemoryInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryInstancetype_To_v1_MemoryInstancetype(in, out, s)
+}
+
+func autoConvert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in *MemoryPreferenceRequirement, out *virtualization.MemoryPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*virtualization.MemoryPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement is an autogenerated conversion function.
+func Convert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in *MemoryPreferenceRequirement, out *virtualization.MemoryPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_v1_MemoryPreferenceRequirement_To_virtualization_MemoryPreferenceRequirement(in, out, s)
+}
+
+func autoConvert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in *virtualization.MemoryPreferenceRequirement, out *MemoryPreferenceRequirement, s conversion.Scope) error {
+	*out = *(*MemoryPreferenceRequirement)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement is an autogenerated conversion function.
+func Convert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in *virtualization.MemoryPreferenceRequirement, out *MemoryPreferenceRequirement, s conversion.Scope) error {
+	return autoConvert_virtualization_MemoryPreferenceRequirement_To_v1_MemoryPreferenceRequirement(in, out, s)
 }
 
 func autoConvert_v1_MemoryStatus_To_virtualization_MemoryStatus(in *MemoryStatus, out *virtualization.MemoryStatus, s conversion.Scope) error {
@@ -4007,6 +4467,46 @@ func autoConvert_virtualization_PortRange_To_v1_PortRange(in *virtualization.Por
 // Convert_virtualization_PortRange_To_v1_PortRange is an autogenerated conversion function.
 func Convert_virtualization_PortRange_To_v1_PortRange(in *virtualization.PortRange, out *PortRange, s conversion.Scope) error {
 	return autoConvert_virtualization_PortRange_To_v1_PortRange(in, out, s)
+}
+
+func autoConvert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in *PreferenceMatcher, out *virtualization.PreferenceMatcher, s conversion.Scope) error {
+	*out = *(*virtualization.PreferenceMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher is an autogenerated conversion function.
+func Convert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in *PreferenceMatcher, out *virtualization.PreferenceMatcher, s conversion.Scope) error {
+	return autoConvert_v1_PreferenceMatcher_To_virtualization_PreferenceMatcher(in, out, s)
+}
+
+func autoConvert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in *virtualization.PreferenceMatcher, out *PreferenceMatcher, s conversion.Scope) error {
+	*out = *(*PreferenceMatcher)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher is an autogenerated conversion function.
+func Convert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in *virtualization.PreferenceMatcher, out *PreferenceMatcher, s conversion.Scope) error {
+	return autoConvert_virtualization_PreferenceMatcher_To_v1_PreferenceMatcher(in, out, s)
+}
+
+func autoConvert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in *PreferenceRequirements, out *virtualization.PreferenceRequirements, s conversion.Scope) error {
+	*out = *(*virtualization.PreferenceRequirements)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements is an autogenerated conversion function.
+func Convert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in *PreferenceRequirements, out *virtualization.PreferenceRequirements, s conversion.Scope) error {
+	return autoConvert_v1_PreferenceRequirements_To_virtualization_PreferenceRequirements(in, out, s)
+}
+
+func autoConvert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in *virtualization.PreferenceRequirements, out *PreferenceRequirements, s conversion.Scope) error {
+	*out = *(*PreferenceRequirements)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements is an autogenerated conversion function.
+func Convert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in *virtualization.PreferenceRequirements, out *PreferenceRequirements, s conversion.Scope) error {
+	return autoConvert_virtualization_PreferenceRequirements_To_v1_PreferenceRequirements(in, out, s)
 }
 
 func autoConvert_v1_Probe_To_virtualization_Probe(in *Probe, out *virtualization.Probe, s conversion.Scope) error {
@@ -4409,6 +4909,26 @@ func autoConvert_virtualization_SoundDevice_To_v1_SoundDevice(in *virtualization
 // Convert_virtualization_SoundDevice_To_v1_SoundDevice is an autogenerated conversion function.
 func Convert_virtualization_SoundDevice_To_v1_SoundDevice(in *virtualization.SoundDevice, out *SoundDevice, s conversion.Scope) error {
 	return autoConvert_virtualization_SoundDevice_To_v1_SoundDevice(in, out, s)
+}
+
+func autoConvert_v1_SpreadOptions_To_virtualization_SpreadOptions(in *SpreadOptions, out *virtualization.SpreadOptions, s conversion.Scope) error {
+	*out = *(*virtualization.SpreadOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_SpreadOptions_To_virtualization_SpreadOptions is an autogenerated conversion function.
+func Convert_v1_SpreadOptions_To_virtualization_SpreadOptions(in *SpreadOptions, out *virtualization.SpreadOptions, s conversion.Scope) error {
+	return autoConvert_v1_SpreadOptions_To_virtualization_SpreadOptions(in, out, s)
+}
+
+func autoConvert_virtualization_SpreadOptions_To_v1_SpreadOptions(in *virtualization.SpreadOptions, out *SpreadOptions, s conversion.Scope) error {
+	*out = *(*SpreadOptions)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_SpreadOptions_To_v1_SpreadOptions is an autogenerated conversion function.
+func Convert_virtualization_SpreadOptions_To_v1_SpreadOptions(in *virtualization.SpreadOptions, out *SpreadOptions, s conversion.Scope) error {
+	return autoConvert_virtualization_SpreadOptions_To_v1_SpreadOptions(in, out, s)
 }
 
 func autoConvert_v1_StallDetectorOptions_To_virtualization_StallDetectorOptions(in *StallDetectorOptions, out *virtualization.StallDetectorOptions, s conversion.Scope) error {
@@ -4843,6 +5363,102 @@ func autoConvert_virtualization_VirtualMachine_To_v1_VirtualMachine(in *virtuali
 // Convert_virtualization_VirtualMachine_To_v1_VirtualMachine is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachine_To_v1_VirtualMachine(in *virtualization.VirtualMachine, out *VirtualMachine, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachine_To_v1_VirtualMachine(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in *VirtualMachineClusterInstancetype, out *virtualization.VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in *VirtualMachineClusterInstancetype, out *virtualization.VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in *virtualization.VirtualMachineClusterInstancetype, out *VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in *virtualization.VirtualMachineClusterInstancetype, out *VirtualMachineClusterInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in *VirtualMachineClusterInstancetypeList, out *virtualization.VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineClusterInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in *VirtualMachineClusterInstancetypeList, out *virtualization.VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterInstancetypeList_To_virtualization_VirtualMachineClusterInstancetypeList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in *virtualization.VirtualMachineClusterInstancetypeList, out *VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineClusterInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in *virtualization.VirtualMachineClusterInstancetypeList, out *VirtualMachineClusterInstancetypeList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterInstancetypeList_To_v1_VirtualMachineClusterInstancetypeList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in *VirtualMachineClusterPreference, out *virtualization.VirtualMachineClusterPreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in *VirtualMachineClusterPreference, out *virtualization.VirtualMachineClusterPreference, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in *virtualization.VirtualMachineClusterPreference, out *VirtualMachineClusterPreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in *virtualization.VirtualMachineClusterPreference, out *VirtualMachineClusterPreference, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in *VirtualMachineClusterPreferenceList, out *virtualization.VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineClusterPreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in *VirtualMachineClusterPreferenceList, out *virtualization.VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineClusterPreferenceList_To_virtualization_VirtualMachineClusterPreferenceList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in *virtualization.VirtualMachineClusterPreferenceList, out *VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineClusterPreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in *virtualization.VirtualMachineClusterPreferenceList, out *VirtualMachineClusterPreferenceList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineClusterPreferenceList_To_v1_VirtualMachineClusterPreferenceList(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineCondition_To_virtualization_VirtualMachineCondition(in *VirtualMachineCondition, out *virtualization.VirtualMachineCondition, s conversion.Scope) error {
@@ -5337,6 +5953,74 @@ func Convert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMach
 	return autoConvert_virtualization_VirtualMachineInstanceTemplateSpec_To_v1_VirtualMachineInstanceTemplateSpec(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in *VirtualMachineInstancetype, out *virtualization.VirtualMachineInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in *VirtualMachineInstancetype, out *virtualization.VirtualMachineInstancetype, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in *virtualization.VirtualMachineInstancetype, out *VirtualMachineInstancetype, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in *virtualization.VirtualMachineInstancetype, out *VirtualMachineInstancetype, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in *VirtualMachineInstancetypeList, out *virtualization.VirtualMachineInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in *VirtualMachineInstancetypeList, out *virtualization.VirtualMachineInstancetypeList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetypeList_To_virtualization_VirtualMachineInstancetypeList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in *virtualization.VirtualMachineInstancetypeList, out *VirtualMachineInstancetypeList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineInstancetype)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in *virtualization.VirtualMachineInstancetypeList, out *VirtualMachineInstancetypeList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetypeList_To_v1_VirtualMachineInstancetypeList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in *VirtualMachineInstancetypeSpec, out *virtualization.VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstancetypeSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in *VirtualMachineInstancetypeSpec, out *virtualization.VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in *virtualization.VirtualMachineInstancetypeSpec, out *VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstancetypeSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in *virtualization.VirtualMachineInstancetypeSpec, out *VirtualMachineInstancetypeSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstancetypeSpec_To_v1_VirtualMachineInstancetypeSpec(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineList_To_virtualization_VirtualMachineList(in *VirtualMachineList, out *virtualization.VirtualMachineList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
 	out.Items = *(*[]virtualization.VirtualMachine)(unsafe.Pointer(&in.Items))
@@ -5377,6 +6061,74 @@ func autoConvert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMac
 // Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(in *virtualization.VirtualMachineMemoryDumpRequest, out *VirtualMachineMemoryDumpRequest, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachineMemoryDumpRequest_To_v1_VirtualMachineMemoryDumpRequest(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in *VirtualMachinePreference, out *virtualization.VirtualMachinePreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in *VirtualMachinePreference, out *virtualization.VirtualMachinePreference, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in *virtualization.VirtualMachinePreference, out *VirtualMachinePreference, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in *virtualization.VirtualMachinePreference, out *VirtualMachinePreference, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in *VirtualMachinePreferenceList, out *virtualization.VirtualMachinePreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachinePreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in *VirtualMachinePreferenceList, out *virtualization.VirtualMachinePreferenceList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreferenceList_To_virtualization_VirtualMachinePreferenceList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in *virtualization.VirtualMachinePreferenceList, out *VirtualMachinePreferenceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachinePreference)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in *virtualization.VirtualMachinePreferenceList, out *VirtualMachinePreferenceList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreferenceList_To_v1_VirtualMachinePreferenceList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in *VirtualMachinePreferenceSpec, out *virtualization.VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachinePreferenceSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in *VirtualMachinePreferenceSpec, out *virtualization.VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in *virtualization.VirtualMachinePreferenceSpec, out *VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	*out = *(*VirtualMachinePreferenceSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in *virtualization.VirtualMachinePreferenceSpec, out *VirtualMachinePreferenceSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachinePreferenceSpec_To_v1_VirtualMachinePreferenceSpec(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineSpec_To_virtualization_VirtualMachineSpec(in *VirtualMachineSpec, out *virtualization.VirtualMachineSpec, s conversion.Scope) error {

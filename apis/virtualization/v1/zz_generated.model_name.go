@@ -72,6 +72,21 @@ func (in CPUFeature) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUPreferenceRequirement) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUPreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CPUTopology) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.CPUTopology"
 }
@@ -147,6 +162,11 @@ func (in ContainerPathVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ControllerRevisionRef) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CustomBlockSize) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.CustomBlockSize"
 }
@@ -189,6 +209,11 @@ func (in DeprecatedInterfacePasst) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DeprecatedInterfaceSlirp) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.DeprecatedInterfaceSlirp"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DevicePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -322,6 +347,11 @@ func (in Firmware) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FirmwarePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in GPU) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.GPU"
 }
@@ -389,6 +419,16 @@ func (in InitrdInfo) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Input) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Input"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeMatcher) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeStatusRef) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -462,6 +502,11 @@ func (in Machine) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MachinePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Memory) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.Memory"
 }
@@ -469,6 +514,16 @@ func (in Memory) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MemoryDumpVolumeSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryDumpVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryPreferenceRequirement) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -549,6 +604,16 @@ func (in Port) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PortRange) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.PortRange"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreferenceMatcher) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreferenceRequirements) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -649,6 +714,11 @@ func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SoundDevice) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.SoundDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SpreadOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -754,6 +824,26 @@ func (in VideoDevice) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachine) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachine"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterInstancetypeList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetypeList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterPreference) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineClusterPreferenceList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreferenceList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -872,6 +962,21 @@ func (in VirtualMachineInstanceTemplateSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetype) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetype"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineList) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineList"
 }
@@ -879,6 +984,21 @@ func (in VirtualMachineList) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineMemoryDumpRequest) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreference) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreferenceList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachinePreferenceSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

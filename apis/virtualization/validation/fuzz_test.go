@@ -36,6 +36,9 @@ func FuzzDecodeDefaultValidate(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"a"},"spec":{"domain":{"devices":{"disks":[{"name":"d","bootOrder":0}]},"resources":{"requests":{"memory":"1Ki"}}},"volumes":[{"name":"d","emptyDisk":{"capacity":"-1"}}]}}`))
 	f.Add([]byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"b"},"spec":{"running":true,"runStrategy":"x","template":{"spec":{"domain":{"cpu":{"cores":4294967295,"sockets":4294967295},"devices":{}}}}}}`))
 
+	f.Add([]byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineClusterInstancetype","metadata":{"name":"u1.small"},"spec":{"cpu":{"guest":4294967295},"memory":{"guest":"-2Gi","overcommitPercent":-1}}}`))
+	f.Add([]byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachinePreference","metadata":{"name":"p"},"spec":{"cpu":{"preferredCPUTopology":"spread","spreadOptions":{"ratio":0}},"requirements":{"memory":{"guest":"0"}}}}`))
+
 	f.Fuzz(func(t *testing.T, data []byte) {
 		obj, err := runtime.Decode(decoder, data)
 		if err != nil {
@@ -49,6 +52,14 @@ func FuzzDecodeDefaultValidate(f *testing.F) {
 		case *virtualization.VirtualMachine:
 			_ = validation.ValidateVirtualMachine(o)
 			_ = validation.VirtualMachineWarnings(o)
+		case *virtualization.VirtualMachineInstancetype:
+			_ = validation.ValidateVirtualMachineInstancetype(o)
+		case *virtualization.VirtualMachineClusterInstancetype:
+			_ = validation.ValidateVirtualMachineClusterInstancetype(o)
+		case *virtualization.VirtualMachinePreference:
+			_ = validation.ValidateVirtualMachinePreference(o)
+		case *virtualization.VirtualMachineClusterPreference:
+			_ = validation.ValidateVirtualMachineClusterPreference(o)
 		default:
 			return
 		}

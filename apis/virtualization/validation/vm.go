@@ -25,6 +25,7 @@ func ValidateVirtualMachine(vm *virtualization.VirtualMachine) field.ErrorList {
 // VM's spec may change: the next instance it creates follows the new spec.
 func ValidateVirtualMachineUpdate(vm, old *virtualization.VirtualMachine) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vm.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateMatcherUpdates(&vm.Spec, &old.Spec, field.NewPath("spec"))...)
 	return append(allErrs, validateVirtualMachineSpec(&vm.Spec, field.NewPath("spec"))...)
 }
 
@@ -66,6 +67,9 @@ func validateVirtualMachineSpec(spec *virtualization.VirtualMachineSpec, fldPath
 	tp := fldPath.Child("template")
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Template.ObjectMeta.Labels, tp.Child("metadata", "labels"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(spec.Template.ObjectMeta.Annotations, tp.Child("metadata", "annotations"))...)
+	if HasReferences(spec) {
+		return append(allErrs, validateMatchers(spec, fldPath)...)
+	}
 	allErrs = append(allErrs, ValidateVirtualMachineInstanceSpec(&spec.Template.Spec, tp.Child("spec"))...)
 	return allErrs
 }

@@ -35,7 +35,7 @@ func newLifecycleFixture(t *testing.T) *lifecycleFixture {
 	t.Helper()
 	scheme := registrytest.NewScheme()
 	getter := registrytest.SharedOptionsGetter(t, scheme)
-	vms, status, err := NewREST(scheme, getter)
+	vms, status, err := NewREST(scheme, getter, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

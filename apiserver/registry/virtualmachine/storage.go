@@ -29,8 +29,10 @@ func (*REST) ShortNames() []string { return []string{"vm", "vms"} }
 func (*REST) Categories() []string { return []string{"all", "virt"} }
 
 // NewREST returns the storage of the main resource and of /status.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
-	s := NewStrategy(scheme)
+// expander expands VMs that reference an instancetype or a preference; nil
+// refuses such VMs.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, expander Expander) (*REST, *StatusREST, error) {
+	s := NewStrategy(scheme, expander)
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &virtualization.VirtualMachine{} },
 		NewListFunc:               func() runtime.Object { return &virtualization.VirtualMachineList{} },

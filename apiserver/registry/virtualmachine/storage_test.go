@@ -25,7 +25,7 @@ func newStorage(t *testing.T) (*REST, *StatusREST) {
 	t.Helper()
 	scheme := registrytest.NewScheme()
 	opts, _ := registrytest.NewRESTOptions(t, scheme, "virtualmachines")
-	vm, status, err := NewREST(scheme, registrytest.OptionsGetter(opts))
+	vm, status, err := NewREST(scheme, registrytest.OptionsGetter(opts), nil)
 	if err != nil {
 		t.Fatalf("NewREST: %v", err)
 	}

@@ -24,6 +24,9 @@ import (
 type strategy struct {
 	runtime.ObjectTyper
 	names.NameGenerator
+	// expander validates the templates of VMs that reference an
+	// instancetype or a preference, once expanded with them.
+	expander Expander
 }
 
 var _ rest.RESTCreateUpdateStrategy = strategy{}
@@ -31,8 +34,8 @@ var _ rest.RESTDeleteStrategy = strategy{}
 var _ rest.ResetFieldsStrategy = strategy{}
 
 // NewStrategy returns the strategy of the main resource.
-func NewStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{typer, names.SimpleNameGenerator}
+func NewStrategy(typer runtime.ObjectTyper, expander Expander) strategy {
+	return strategy{typer, names.SimpleNameGenerator, expander}
 }
 
 // NamespaceScoped is true: a VM lives in the namespace of its instances.
@@ -64,9 +67,14 @@ func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	}
 }
 
-// Validate checks a new VM.
-func (strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateVirtualMachine(obj.(*virtualization.VirtualMachine))
+// Validate checks a new VM, and the template of one with references once
+// expanded.
+func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	vm := obj.(*virtualization.VirtualMachine)
+	if errs := validation.ValidateVirtualMachine(vm); len(errs) > 0 {
+		return errs
+	}
+	return s.validateExpanded(ctx, vm)
 }
 
 // WarningsOnCreate returns deprecated and risky settings of a new VM.
@@ -83,9 +91,20 @@ func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
 // AllowUnconditionalUpdate is true: an update without resourceVersion wins.
 func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
 
-// ValidateUpdate checks a changed VM.
-func (strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateVirtualMachineUpdate(obj.(*virtualization.VirtualMachine), old.(*virtualization.VirtualMachine))
+// ValidateUpdate checks a changed VM. The expanded template is checked
+// again only when what it is made of changed: a start or stop of a VM
+// whose instancetype is gone must not fail on it.
+func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	vm, oldVM := obj.(*virtualization.VirtualMachine), old.(*virtualization.VirtualMachine)
+	if errs := validation.ValidateVirtualMachineUpdate(vm, oldVM); len(errs) > 0 {
+		return errs
+	}
+	if apiequality.Semantic.DeepEqual(vm.Spec.Template, oldVM.Spec.Template) &&
+		apiequality.Semantic.DeepEqual(vm.Spec.Instancetype, oldVM.Spec.Instancetype) &&
+		apiequality.Semantic.DeepEqual(vm.Spec.Preference, oldVM.Spec.Preference) {
+		return nil
+	}
+	return s.validateExpanded(ctx, vm)
 }
 
 // WarningsOnUpdate returns deprecated and risky settings of a changed VM.

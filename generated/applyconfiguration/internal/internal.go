@@ -167,6 +167,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: policy
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype
+  map:
+    fields:
+    - name: dedicatedCPUPlacement
+      type:
+        scalar: boolean
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+    - name: isolateEmulatorThread
+      type:
+        scalar: boolean
+    - name: maxSockets
+      type:
+        scalar: numeric
+    - name: model
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
+  map:
+    fields:
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+- name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
+  map:
+    fields:
+    - name: preferredCPUTopology
+      type:
+        scalar: string
+    - name: spreadOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions
 - name: dev.kubevirt.virt.apis.virtualization.v1.CPUTopology
   map:
     fields:
@@ -344,6 +379,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readOnly
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.CustomBlockSize
   map:
     fields:
@@ -465,6 +506,36 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences
+  map:
+    fields:
+    - name: preferredAutoattachGraphicsDevice
+      type:
+        scalar: boolean
+    - name: preferredAutoattachPodInterface
+      type:
+        scalar: boolean
+    - name: preferredAutoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: preferredCdromBus
+      type:
+        scalar: string
+    - name: preferredDiskBus
+      type:
+        scalar: string
+    - name: preferredInterfaceMasquerade
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InterfaceMasquerade
+    - name: preferredInterfaceModel
+      type:
+        scalar: string
+    - name: preferredLunBus
+      type:
+        scalar: string
+    - name: preferredRng
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Rng
 - name: dev.kubevirt.virt.apis.virtualization.v1.Devices
   map:
     fields:
@@ -932,6 +1003,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences
+  map:
+    fields:
+    - name: preferredEfi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.EFI
+    - name: preferredUseBios
+      type:
+        scalar: boolean
+    - name: preferredUseBiosSerial
+      type:
+        scalar: boolean
+    - name: preferredUseEfi
+      type:
+        scalar: boolean
+    - name: preferredUseSecureBoot
+      type:
+        scalar: boolean
 - name: dev.kubevirt.virt.apis.virtualization.v1.GPU
   map:
     fields:
@@ -1073,6 +1162,36 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
+  map:
+    fields:
+    - name: controllerRevisionRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ControllerRevisionRef
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Interface
   map:
     fields:
@@ -1268,6 +1387,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences
+  map:
+    fields:
+    - name: preferredMachineType
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.Memory
   map:
     fields:
@@ -1296,6 +1421,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readOnly
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: maxGuest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: overcommitPercent
+      type:
+        scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: dev.kubevirt.virt.apis.virtualization.v1.MemoryStatus
   map:
     fields:
@@ -1470,6 +1613,33 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryPreferenceRequirement
 - name: dev.kubevirt.virt.apis.virtualization.v1.Probe
   map:
     fields:
@@ -1691,6 +1861,15 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.SpreadOptions
+  map:
+    fields:
+    - name: across
+      type:
+        scalar: string
+    - name: ratio
+      type:
+        scalar: numeric
 - name: dev.kubevirt.virt.apis.virtualization.v1.StallDetectorOptions
   map:
     fields:
@@ -1938,6 +2117,40 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineClusterPreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
       default: {}
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineCondition
   map:
@@ -2612,6 +2825,50 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceSpec
       default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype
+      default: {}
+    - name: ioThreadsPolicy
+      type:
+        scalar: string
+    - name: memory
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype
+      default: {}
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: schedulerName
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest
   map:
     fields:
@@ -2638,6 +2895,58 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: startTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachinePreferenceSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: cpu
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
+    - name: devices
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences
+    - name: firmware
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences
+    - name: machine
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.MachinePreferences
+    - name: preferSpreadSocketToCoreRatio
+      type:
+        scalar: numeric
+    - name: preferredArchitecture
+      type:
+        scalar: string
+    - name: preferredSubdomain
+      type:
+        scalar: string
+    - name: preferredTerminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: requirements
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
   map:
     fields:
@@ -2647,6 +2956,12 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.DataVolumeTemplateSpec
           elementRelationship: atomic
+    - name: instancetype
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeMatcher
+    - name: preference
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.PreferenceMatcher
     - name: runStrategy
       type:
         scalar: string
@@ -2706,12 +3021,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: desiredGeneration
       type:
         scalar: numeric
+    - name: instancetypeRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
     - name: memoryDumpRequest
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineMemoryDumpRequest
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: preferenceRef
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.InstancetypeStatusRef
     - name: printableStatus
       type:
         scalar: string

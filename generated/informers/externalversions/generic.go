@@ -55,10 +55,18 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=virtualization.kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("virtualmachines"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachines().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineclusterinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineClusterInstancetypes().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineclusterpreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineClusterPreferences().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstances"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstances().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancereplicasets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstanceReplicaSets().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstancetypes().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachinePreferences().Informer()}, nil
 
 	}
 

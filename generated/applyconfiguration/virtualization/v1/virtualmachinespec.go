@@ -45,6 +45,12 @@ type VirtualMachineSpecApplyConfiguration struct {
 	// start) or Migration (by a volume migration, refused: this platform
 	// has no live migration).
 	UpdateVolumesStrategy *virtualizationv1.UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
+	// Instancetype is the instancetype the VM takes its vCPUs, memory and
+	// placement from; the template must then leave those empty.
+	Instancetype *InstancetypeMatcherApplyConfiguration `json:"instancetype,omitempty"`
+	// Preference is the preference that fills what the template leaves
+	// empty: device models, firmware, machine type, CPU layout.
+	Preference *PreferenceMatcherApplyConfiguration `json:"preference,omitempty"`
 }
 
 // VirtualMachineSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineSpec type for use with
@@ -95,5 +101,21 @@ func (b *VirtualMachineSpecApplyConfiguration) WithDataVolumeTemplates(values ..
 // If called multiple times, the UpdateVolumesStrategy field is set to the value of the last call.
 func (b *VirtualMachineSpecApplyConfiguration) WithUpdateVolumesStrategy(value virtualizationv1.UpdateVolumesStrategy) *VirtualMachineSpecApplyConfiguration {
 	b.UpdateVolumesStrategy = &value
+	return b
+}
+
+// WithInstancetype sets the Instancetype field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Instancetype field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithInstancetype(value *InstancetypeMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Instancetype = value
+	return b
+}
+
+// WithPreference sets the Preference field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Preference field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithPreference(value *PreferenceMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Preference = value
 	return b
 }

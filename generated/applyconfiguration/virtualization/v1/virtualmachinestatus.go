@@ -62,6 +62,12 @@ type VirtualMachineStatusApplyConfiguration struct {
 	VolumeUpdateState *VolumeUpdateStateApplyConfiguration `json:"volumeUpdateState,omitempty"`
 	// ChangedBlockTracking is the state of changed block tracking.
 	ChangedBlockTracking *ChangedBlockTrackingStatusApplyConfiguration `json:"changedBlockTracking,omitempty"`
+	// InstancetypeRef is the instancetype, and its revision, the VM's
+	// instances are created with.
+	InstancetypeRef *InstancetypeStatusRefApplyConfiguration `json:"instancetypeRef,omitempty"`
+	// PreferenceRef is the preference, and its revision, the VM's instances
+	// are created with.
+	PreferenceRef *InstancetypeStatusRefApplyConfiguration `json:"preferenceRef,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -215,5 +221,21 @@ func (b *VirtualMachineStatusApplyConfiguration) WithVolumeUpdateState(value *Vo
 // If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
 func (b *VirtualMachineStatusApplyConfiguration) WithChangedBlockTracking(value *ChangedBlockTrackingStatusApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
 	b.ChangedBlockTracking = value
+	return b
+}
+
+// WithInstancetypeRef sets the InstancetypeRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InstancetypeRef field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithInstancetypeRef(value *InstancetypeStatusRefApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.InstancetypeRef = value
+	return b
+}
+
+// WithPreferenceRef sets the PreferenceRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferenceRef field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithPreferenceRef(value *InstancetypeStatusRefApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.PreferenceRef = value
 	return b
 }

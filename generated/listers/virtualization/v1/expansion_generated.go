@@ -26,6 +26,14 @@ type VirtualMachineListerExpansion interface{}
 // VirtualMachineNamespaceLister.
 type VirtualMachineNamespaceListerExpansion interface{}
 
+// VirtualMachineClusterInstancetypeListerExpansion allows custom methods to be added to
+// VirtualMachineClusterInstancetypeLister.
+type VirtualMachineClusterInstancetypeListerExpansion interface{}
+
+// VirtualMachineClusterPreferenceListerExpansion allows custom methods to be added to
+// VirtualMachineClusterPreferenceLister.
+type VirtualMachineClusterPreferenceListerExpansion interface{}
+
 // VirtualMachineInstanceListerExpansion allows custom methods to be added to
 // VirtualMachineInstanceLister.
 type VirtualMachineInstanceListerExpansion interface{}
@@ -41,3 +49,19 @@ type VirtualMachineInstanceReplicaSetListerExpansion interface{}
 // VirtualMachineInstanceReplicaSetNamespaceListerExpansion allows custom methods to be added to
 // VirtualMachineInstanceReplicaSetNamespaceLister.
 type VirtualMachineInstanceReplicaSetNamespaceListerExpansion interface{}
+
+// VirtualMachineInstancetypeListerExpansion allows custom methods to be added to
+// VirtualMachineInstancetypeLister.
+type VirtualMachineInstancetypeListerExpansion interface{}
+
+// VirtualMachineInstancetypeNamespaceListerExpansion allows custom methods to be added to
+// VirtualMachineInstancetypeNamespaceLister.
+type VirtualMachineInstancetypeNamespaceListerExpansion interface{}
+
+// VirtualMachinePreferenceListerExpansion allows custom methods to be added to
+// VirtualMachinePreferenceLister.
+type VirtualMachinePreferenceListerExpansion interface{}
+
+// VirtualMachinePreferenceNamespaceListerExpansion allows custom methods to be added to
+// VirtualMachinePreferenceNamespaceLister.
+type VirtualMachinePreferenceNamespaceListerExpansion interface{}

@@ -26,10 +26,18 @@ import (
 type Interface interface {
 	// VirtualMachines returns a VirtualMachineInformer.
 	VirtualMachines() TypedVirtualMachineInformer
+	// VirtualMachineClusterInstancetypes returns a VirtualMachineClusterInstancetypeInformer.
+	VirtualMachineClusterInstancetypes() TypedVirtualMachineClusterInstancetypeInformer
+	// VirtualMachineClusterPreferences returns a VirtualMachineClusterPreferenceInformer.
+	VirtualMachineClusterPreferences() TypedVirtualMachineClusterPreferenceInformer
 	// VirtualMachineInstances returns a VirtualMachineInstanceInformer.
 	VirtualMachineInstances() TypedVirtualMachineInstanceInformer
 	// VirtualMachineInstanceReplicaSets returns a VirtualMachineInstanceReplicaSetInformer.
 	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
+	// VirtualMachineInstancetypes returns a VirtualMachineInstancetypeInformer.
+	VirtualMachineInstancetypes() TypedVirtualMachineInstancetypeInformer
+	// VirtualMachinePreferences returns a VirtualMachinePreferenceInformer.
+	VirtualMachinePreferences() TypedVirtualMachinePreferenceInformer
 }
 
 type version struct {
@@ -48,6 +56,16 @@ func (v *version) VirtualMachines() TypedVirtualMachineInformer {
 	return &virtualMachineInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
+// VirtualMachineClusterInstancetypes returns a TypedVirtualMachineClusterInstancetypeInformer.
+func (v *version) VirtualMachineClusterInstancetypes() TypedVirtualMachineClusterInstancetypeInformer {
+	return &virtualMachineClusterInstancetypeInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineClusterPreferences returns a TypedVirtualMachineClusterPreferenceInformer.
+func (v *version) VirtualMachineClusterPreferences() TypedVirtualMachineClusterPreferenceInformer {
+	return &virtualMachineClusterPreferenceInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
 // VirtualMachineInstances returns a TypedVirtualMachineInstanceInformer.
 func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer {
 	return &virtualMachineInstanceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
@@ -56,4 +74,14 @@ func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer 
 // VirtualMachineInstanceReplicaSets returns a TypedVirtualMachineInstanceReplicaSetInformer.
 func (v *version) VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer {
 	return &virtualMachineInstanceReplicaSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstancetypes returns a TypedVirtualMachineInstancetypeInformer.
+func (v *version) VirtualMachineInstancetypes() TypedVirtualMachineInstancetypeInformer {
+	return &virtualMachineInstancetypeInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachinePreferences returns a TypedVirtualMachinePreferenceInformer.
+func (v *version) VirtualMachinePreferences() TypedVirtualMachinePreferenceInformer {
+	return &virtualMachinePreferenceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

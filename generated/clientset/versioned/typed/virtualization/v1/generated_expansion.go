@@ -20,6 +20,14 @@ package v1
 
 type VirtualMachineExpansion interface{}
 
+type VirtualMachineClusterInstancetypeExpansion interface{}
+
+type VirtualMachineClusterPreferenceExpansion interface{}
+
 type VirtualMachineInstanceExpansion interface{}
 
 type VirtualMachineInstanceReplicaSetExpansion interface{}
+
+type VirtualMachineInstancetypeExpansion interface{}
+
+type VirtualMachinePreferenceExpansion interface{}

@@ -29,8 +29,12 @@ import (
 type VirtualizationV1Interface interface {
 	RESTClient() rest.Interface
 	VirtualMachinesGetter
+	VirtualMachineClusterInstancetypesGetter
+	VirtualMachineClusterPreferencesGetter
 	VirtualMachineInstancesGetter
 	VirtualMachineInstanceReplicaSetsGetter
+	VirtualMachineInstancetypesGetter
+	VirtualMachinePreferencesGetter
 }
 
 // VirtualizationV1Client is used to interact with features provided by the virtualization.kubevirt.io group.
@@ -42,12 +46,28 @@ func (c *VirtualizationV1Client) VirtualMachines(namespace string) VirtualMachin
 	return newVirtualMachines(c, namespace)
 }
 
+func (c *VirtualizationV1Client) VirtualMachineClusterInstancetypes() VirtualMachineClusterInstancetypeInterface {
+	return newVirtualMachineClusterInstancetypes(c)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineClusterPreferences() VirtualMachineClusterPreferenceInterface {
+	return newVirtualMachineClusterPreferences(c)
+}
+
 func (c *VirtualizationV1Client) VirtualMachineInstances(namespace string) VirtualMachineInstanceInterface {
 	return newVirtualMachineInstances(c, namespace)
 }
 
 func (c *VirtualizationV1Client) VirtualMachineInstanceReplicaSets(namespace string) VirtualMachineInstanceReplicaSetInterface {
 	return newVirtualMachineInstanceReplicaSets(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineInstancetypes(namespace string) VirtualMachineInstancetypeInterface {
+	return newVirtualMachineInstancetypes(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachinePreferences(namespace string) VirtualMachinePreferenceInterface {
+	return newVirtualMachinePreferences(c, namespace)
 }
 
 // NewForConfig creates a new VirtualizationV1Client for the given config.

@@ -32,12 +32,28 @@ func (c *FakeVirtualizationV1) VirtualMachines(namespace string) v1.VirtualMachi
 	return newFakeVirtualMachines(c, namespace)
 }
 
+func (c *FakeVirtualizationV1) VirtualMachineClusterInstancetypes() v1.VirtualMachineClusterInstancetypeInterface {
+	return newFakeVirtualMachineClusterInstancetypes(c)
+}
+
+func (c *FakeVirtualizationV1) VirtualMachineClusterPreferences() v1.VirtualMachineClusterPreferenceInterface {
+	return newFakeVirtualMachineClusterPreferences(c)
+}
+
 func (c *FakeVirtualizationV1) VirtualMachineInstances(namespace string) v1.VirtualMachineInstanceInterface {
 	return newFakeVirtualMachineInstances(c, namespace)
 }
 
 func (c *FakeVirtualizationV1) VirtualMachineInstanceReplicaSets(namespace string) v1.VirtualMachineInstanceReplicaSetInterface {
 	return newFakeVirtualMachineInstanceReplicaSets(c, namespace)
+}
+
+func (c *FakeVirtualizationV1) VirtualMachineInstancetypes(namespace string) v1.VirtualMachineInstancetypeInterface {
+	return newFakeVirtualMachineInstancetypes(c, namespace)
+}
+
+func (c *FakeVirtualizationV1) VirtualMachinePreferences(namespace string) v1.VirtualMachinePreferenceInterface {
+	return newFakeVirtualMachinePreferences(c, namespace)
 }
 
 // RESTClient returns a RESTClient that is used to communicate

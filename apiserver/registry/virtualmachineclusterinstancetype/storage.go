@@ -1,0 +1,46 @@
+package virtualmachineclusterinstancetype
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// REST is the storage of virtualmachineclusterinstancetypes.
+type REST struct {
+	*genericregistry.Store
+}
+
+var _ rest.ShortNamesProvider = &REST{}
+
+// ShortNames are KubeVirt's.
+func (*REST) ShortNames() []string {
+	return []string{"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs"}
+}
+
+// NewREST returns the storage of virtualmachineclusterinstancetypes.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, error) {
+	s := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &virtualization.VirtualMachineClusterInstancetype{} },
+		NewListFunc:               func() runtime.Object { return &virtualization.VirtualMachineClusterInstancetypeList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  virtualization.Resource("virtualmachineclusterinstancetypes"),
+		SingularQualifiedResource: virtualization.Resource("virtualmachineclusterinstancetype"),
+
+		CreateStrategy: s,
+		UpdateStrategy: s,
+		DeleteStrategy: s,
+
+		TableConvertor: tableConvertor{},
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
+		return nil, fmt.Errorf("virtualmachineclusterinstancetypes storage: %w", err)
+	}
+	return &REST{store}, nil
+}
