@@ -10,10 +10,10 @@
 #      the member's own name, peer URL, initial cluster and token (embedded:
 #      apiserver/etcd's single member; HA: the StatefulSet's arguments),
 #      owned by the user of the old one. --bump-revision and
-#      --mark-compacted: the store's revision jumps past any its clients
-#      have seen, so every watch from before the restore ends "compacted"
-#      and its informer lists again instead of waiting for, or missing,
-#      revisions.
+#      --mark-compacted: the store's revision jumps 10^9 past the higher of
+#      the snapshot's and the old store's, beyond any its clients have seen,
+#      so every watch from before the restore ends "compacted" and its
+#      informer lists again instead of waiting for, or missing, revisions.
 #   4. Swaps the new directory in; the old one is kept beside it as
 #      <dir>.before-restore-<time>, never deleted.
 #   5. Starts the members and virt-apiserver as they were, waits for the
@@ -177,6 +177,21 @@ if [ "${mode}" = ha ]; then
   stop statefulset/virt-etcd "${ETCD_SELECTOR}"
 fi
 
+# The bump must take the store past every revision its clients saw: the
+# old store's revision may be beyond the snapshot's + BUMP (an older
+# snapshot after an earlier restore bumped it), so it counts from the
+# higher of the two. Read offline from the stopped members' databases.
+current=0
+for dir in "${dirs[@]}"; do
+  [ -f "${dir}/member/snap/db" ] || continue
+  rev="$(snapshot_field "${dir}/member/snap/db" revision)" || rev=""
+  [ -n "${rev}" ] || die "cannot read the revision of ${dir}/member/snap/db (etcdutl snapshot status)"
+  [ "${rev}" -le "${current}" ] || current="${rev}"
+done
+bump="${BUMP}"
+[ "${current}" -le "${snap_rev}" ] || bump=$((BUMP + current - snap_rev))
+log "the store was at revision ${current}, the snapshot is at ${snap_rev}: the restored store starts at $((snap_rev + bump))"
+
 # 3. A new data directory per member, next to the old one (one file
 # system: the swap is a rename).
 for i in "${!names[@]}"; do
@@ -187,7 +202,7 @@ for i in "${!names[@]}"; do
   out="$("${ETCDUTL}" snapshot restore "${snapshot}" --data-dir="${new}" \
     --name="${names[i]}" --initial-advertise-peer-urls="${peer_urls[i]}" \
     --initial-cluster="${initial_cluster}" --initial-cluster-token="${token}" \
-    --bump-revision="${BUMP}" --mark-compacted 2>&1)" ||
+    --bump-revision="${bump}" --mark-compacted 2>&1)" ||
     die "etcdutl snapshot restore for ${names[i]} into ${new} failed: $(tail -n 3 <<<"${out}")"
   chown -R "${owner}" "${new}"
   chmod 700 "${new}"
@@ -234,7 +249,7 @@ cat <<EOF
 restored: ${snapshot}
 mode: ${mode}
 snapshot revision: ${snap_rev}
-store revision: $((snap_rev + BUMP))
+store revision: $((snap_rev + bump))
 virtualmachines: ${vms}
 virtualmachineinstances: ${vmis}
 old data: ${old_dirs[*]:-none}
