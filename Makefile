@@ -42,8 +42,8 @@ build: deps
 	mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: unit, fuzz, integration, end-to-end and reliability tests
-test: test-unit test-fuzz test-integration test-e2e test-reliability
+## test: unit, fuzz, integration, end-to-end, reliability and restore tests
+test: test-unit test-fuzz test-integration test-e2e test-reliability test-restore
 # The suite's figures from `make test` are a by-product: the committed ones
 # in docs/ come from `make test-reliability`.
 test: RELIABILITY_REPORT = _output/reliability.md
@@ -76,6 +76,12 @@ test-reliability: deps
 	RELIABILITY_REPORT=$(abspath $(RELIABILITY_REPORT)) RELIABILITY_COMMAND="$(RELIABILITY_COMMAND)" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/reliability/...
 
+## test-restore: make backup, make down PURGE=1, make up, make restore on
+## the local cluster: every VM and VMI definition comes back (test/restore)
+.PHONY: test-restore
+test-restore: deps
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/restore/...
+
 ## up: a local single-node Kubernetes with the platform deployed into it and
 ## an example VM booted (idempotent; prints the KUBECONFIG to use and what to
 ## try; docs/getting-started.md). HA=1 switches the platform to its HA mode
@@ -89,6 +95,16 @@ up: deps
 ## also deletes its state (certificates, etcd, images, VMs)
 down:
 	hack/cluster/down.sh $(if $(PURGE),--purge)
+
+## backup: an etcd snapshot of the platform's store, either mode, into
+## BACKUP (default ~/.cache/virt/backups/<UTC time>.db) and BACKUP.json
+## restore: BACKUP back as the platform's whole store: every VM and VMI as
+## it was then (docs/cluster.md "Backup and restore")
+.PHONY: backup restore
+backup:
+	hack/cluster/backup.sh $(BACKUP)
+restore:
+	hack/cluster/restore.sh $(BACKUP)
 
 ## images: build the platform's container images (make up imports them)
 images: deps
