@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	// The tz database, built in: virt-apiserver's image has no
+	// /usr/share/zoneinfo, and clock.timezone is checked against it.
+	_ "time/tzdata"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"

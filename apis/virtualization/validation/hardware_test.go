@@ -42,6 +42,18 @@ func TestValidateHardware(t *testing.T) {
 				Timer:       &virtualization.Timer{PIT: &virtualization.PITTimer{TickPolicy: "merge"}},
 			}
 		}, wantPaths: []string{"spec.domain.clock.timezone", "spec.domain.clock.timer.pit.tickPolicy"}},
+		{name: "a time zone from the built-in tz database", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Clock = &virtualization.Clock{ClockOffset: virtualization.ClockOffset{Timezone: ptr.To(virtualization.ClockOffsetTimezone("Europe/Berlin"))}}
+		}},
+		{name: "Secure Boot with SMM on", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Features = &virtualization.Features{SMM: on()}
+			v.Spec.Domain.Firmware = &virtualization.Firmware{Bootloader: &virtualization.Bootloader{EFI: &virtualization.EFI{SecureBoot: ptr.To(true)}}}
+		}},
+		{name: "Secure Boot with SMM off, on an i440fx machine", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Features = &virtualization.Features{SMM: &virtualization.FeatureState{Enabled: ptr.To(false)}}
+			v.Spec.Domain.Machine = &virtualization.Machine{Type: "pc-i440fx-7.2"}
+			v.Spec.Domain.Firmware = &virtualization.Firmware{Bootloader: &virtualization.Bootloader{EFI: &virtualization.EFI{SecureBoot: ptr.To(true)}}}
+		}, wantPaths: []string{"spec.domain.features.smm.enabled", "spec.domain.machine.type"}},
 		{name: "utc and timezone", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Clock = &virtualization.Clock{ClockOffset: virtualization.ClockOffset{
 				UTC: &virtualization.ClockOffsetUTC{}, Timezone: ptr.To(virtualization.ClockOffsetTimezone("UTC"))}}

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -103,6 +104,7 @@ func validateDomain(spec *virtualization.VirtualMachineInstanceSpec, fldPath *fi
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("machine", "type"), d.Machine.Type, []string{"q35", "pc-q35-<version>", "pc", "pc-i440fx-<version>"}))
 	}
 	allErrs = append(allErrs, validateFirmware(d.Firmware, fldPath.Child("firmware"))...)
+	allErrs = append(allErrs, validateSecureBoot(d, fldPath)...)
 	allErrs = append(allErrs, validateCPUFeatures(d.CPU, fldPath.Child("cpu"))...)
 	allErrs = append(allErrs, validateFeatures(d.Features, fldPath.Child("features"))...)
 	allErrs = append(allErrs, validateClock(d.Clock, fldPath.Child("clock"))...)
@@ -181,6 +183,28 @@ func validateResources(r *virtualization.ResourceRequirements, fldPath *field.Pa
 // maxKernelArgsBytes is the longest kernel command line of any
 // architecture's guest kernel (COMMAND_LINE_SIZE).
 const maxKernelArgsBytes = 4096
+
+// validateSecureBoot refuses what OVMF's Secure Boot cannot run on, at
+// create time rather than when the launcher builds the domain: its
+// variables are guarded by code in System Management Mode, which only the
+// q35 machine has, so SMM switched off or an i440fx machine would leave
+// Secure Boot unenforced (KubeVirt refuses the first the same way).
+func validateSecureBoot(d *virtualization.DomainSpec, fldPath *field.Path) field.ErrorList {
+	fw := d.Firmware
+	if fw == nil || fw.Bootloader == nil || fw.Bootloader.EFI == nil || fw.Bootloader.EFI.SecureBoot == nil || !*fw.Bootloader.EFI.SecureBoot {
+		return nil
+	}
+	var allErrs field.ErrorList
+	if f := d.Features; f != nil && f.SMM != nil && f.SMM.Enabled != nil && !*f.SMM.Enabled {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("features", "smm", "enabled"), false,
+			"EFI Secure Boot requires SMM, which is disabled here: enable smm or set firmware.bootloader.efi.secureBoot: false"))
+	}
+	if m := d.Machine; m != nil && machineTypeRegexp.MatchString(m.Type) && !strings.HasPrefix(m.Type, "q35") && !strings.HasPrefix(m.Type, "pc-q35") {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("machine", "type"), m.Type,
+			"EFI Secure Boot needs SMM, which only the q35 machine has: use q35 or set firmware.bootloader.efi.secureBoot: false"))
+	}
+	return allErrs
+}
 
 func validateFirmware(fw *virtualization.Firmware, fldPath *field.Path) field.ErrorList {
 	if fw == nil {
