@@ -35,6 +35,9 @@ var cluster *framework.Cluster
 // suite's faults from the API path down to the guest, then bad input.
 var book = report.NewBook(
 	"apiserver-kill",
+	"ha-apiserver-kill",
+	"ha-etcd-member-kill",
+	"ha-etcd-leader-kill",
 	"controller-leader-kill",
 	"handler-kill",
 	"launcher-kill",

@@ -171,6 +171,9 @@ func waitOut(ctx context.Context, d time.Duration) bool {
 // lost must always be 0; the rest depends on the fault.
 type stormBounds struct {
 	failedShare, downtime, timeToFullCapacity report.Bound
+	// failedShareArgument, if set, is why a missed failed-share target
+	// does not fail the test.
+	failedShareArgument string
 	// timeToFullCapacityArgument, if set, is why a missed target does not
 	// fail the test.
 	timeToFullCapacityArgument string
@@ -205,11 +208,15 @@ func stormFigures(t *testing.T, fig *report.Figure, ns string, rec *load.Record,
 	} else if b.timeToFullCapacityArgument != "" {
 		ttfc = ttfc.Because(b.timeToFullCapacityArgument)
 	}
+	failed := report.Percent("failed share", f.FailedShare, b.failedShare)
+	if !failed.Pass && b.failedShareArgument != "" {
+		failed = failed.Because(b.failedShareArgument)
+	}
 	fig.Add(
 		report.Count("requests", f.Requests, report.Measured()),
 		report.Count("acknowledged writes", v.Acknowledged, report.Measured()),
 		report.Count("acknowledged writes lost", len(v.Lost), report.MustBe(0)),
-		report.Percent("failed share", f.FailedShare, b.failedShare),
+		failed,
 		report.Seconds("downtime", f.Downtime, b.downtime),
 		ttfc,
 	)
