@@ -216,6 +216,16 @@ if [ "${mode}" = ha ]; then
     sleep 1
   done
   log "etcd cluster: ${#ETCD_MEMBERS[@]} members healthy ($(($(date +%s) - t0))s)"
+  # Replicas started with the members give up on an etcd without quorum
+  # (exit 1 after ~20 s) and are restarted; restarted once, a replica
+  # waits out the kubelet's crash back-off (10 s and more) the next time it
+  # dies for the next 10 minutes. New pods start with a clean count.
+  restarts="$(kubectl -n virt-system get pods -l virtualization.kubevirt.io/component=virt-apiserver \
+    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{" "}{end}')"
+  if [ -n "$(tr -d ' 0' <<<"${restarts}")" ]; then
+    log "virt-apiserver replicas restarted while etcd formed its quorum (${restarts% }): rolling them for a clean back-off"
+    kubectl -n virt-system rollout restart deployment/virt-apiserver >/dev/null
+  fi
 fi
 for w in "${workloads[@]}"; do
   n="${w#*:}"
