@@ -67,12 +67,25 @@ type VirtualMachineInstancetypeSpec struct {
 	CPU CPUInstancetype
 	// Memory is the guest's memory. Required.
 	Memory MemoryInstancetype
-	// IOThreadsPolicy is KubeVirt's I/O thread policy. Not supported: this
-	// platform's VMIs have no I/O threads setting, so setting it is refused.
-	IOThreadsPolicy *string
+	// IOThreadsPolicy is the instances' domain.ioThreadsPolicy: shared or
+	// auto (supplementalPool is refused, as on a VMI). A VM that sets its
+	// own conflicts.
+	IOThreadsPolicy *IOThreadsPolicy
 	// Annotations are added to the VM's instances. An annotation the VM's
 	// template sets to another value conflicts.
 	Annotations map[string]string
+	// GPUs are passed through to the guest. Not supported, as on a VMI
+	// (no device plugin): setting them is refused.
+	GPUs []GPU
+	// HostDevices are passed through to the guest. Not supported, as on a
+	// VMI (no device plugin): setting them is refused.
+	HostDevices []HostDevice
+	// IOThreads sizes the supplementalPool I/O threads policy. Not
+	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	IOThreads *DiskIOThreads
+	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
+	// (no KVM): setting it is refused.
+	LaunchSecurity *LaunchSecurity
 }
 
 // CPUInstancetype is the CPU of an instancetype.
@@ -92,6 +105,12 @@ type CPUInstancetype struct {
 	// MaxSockets is the most sockets CPU hotplug may grow the guest to. Not
 	// supported: this platform has no CPU hotplug, so setting it is refused.
 	MaxSockets *uint32
+	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
+	// as on a VMI (no CPU manager): setting it is refused.
+	NUMA *NUMA
+	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
+	// on a VMI (no CPU manager): setting it is refused.
+	Realtime *Realtime
 }
 
 // MemoryInstancetype is the memory of an instancetype.
@@ -107,6 +126,9 @@ type MemoryInstancetype struct {
 	// supported: this platform has no memory hotplug, so setting it is
 	// refused.
 	MaxGuest *resource.Quantity
+	// Hugepages backs the guest's memory with huge pages. Not supported, as
+	// on a VMI (the nodes reserve none): setting it is refused.
+	Hugepages *Hugepages
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -186,6 +208,51 @@ type VirtualMachinePreferenceSpec struct {
 	// PreferredArchitecture is the guest's CPU architecture. This platform
 	// runs amd64 guests only: any other value is refused.
 	PreferredArchitecture *string
+	// Clock is the preferred guest clock.
+	Clock *ClockPreferences
+	// Features are the preferred hypervisor features.
+	Features *FeaturePreferences
+	// Volumes are the preferred volume settings.
+	Volumes *VolumePreferences
+	// PreferredLaunchSecurity is domain.launchSecurity when the VM sets
+	// none. A VMI refuses launch security, so a VM using a preference with
+	// it is refused at spec.template.spec.domain.launchSecurity.
+	PreferredLaunchSecurity *LaunchSecurity
+}
+
+// ClockPreferences are the preferred guest clock.
+type ClockPreferences struct {
+	// PreferredClockOffset is the clock's offset (utc or timezone) when the
+	// VM sets neither.
+	PreferredClockOffset *ClockOffset
+	// PreferredTimer is the clock's timers when the VM sets none.
+	PreferredTimer *Timer
+}
+
+// FeaturePreferences are the preferred hypervisor features; each fills the
+// VM's feature of that name when the VM leaves it empty.
+type FeaturePreferences struct {
+	// PreferredAcpi is features.acpi. As in KubeVirt it replaces the VM's
+	// (whose acpi cannot be told unset from enabled).
+	PreferredAcpi *FeatureState
+	// PreferredApic is features.apic when the VM sets none.
+	PreferredApic *FeatureAPIC
+	// PreferredHyperv fills each Hyper-V enlightenment the VM leaves unset.
+	PreferredHyperv *FeatureHyperv
+	// PreferredKvm is features.kvm when the VM sets none.
+	PreferredKvm *FeatureKVM
+	// PreferredPvspinlock is features.pvspinlock when the VM sets none.
+	PreferredPvspinlock *FeatureState
+	// PreferredSmm is features.smm when the VM sets none.
+	PreferredSmm *FeatureState
+}
+
+// VolumePreferences are the preferred volume settings.
+type VolumePreferences struct {
+	// PreferredStorageClassName is the storage class of the VM's
+	// DataVolume templates that name none. This platform has no DataVolume
+	// templates (they are refused), so it never applies.
+	PreferredStorageClassName string
 }
 
 // PreferredCPUTopology is how an instancetype's vCPUs are shown to the guest.
@@ -219,6 +286,9 @@ type CPUPreferences struct {
 	PreferredCPUTopology *PreferredCPUTopology
 	// SpreadOptions shape the spread topology.
 	SpreadOptions *SpreadOptions
+	// PreferredCPUFeatures are added to cpu.features, each unless the VM
+	// lists a feature of that name.
+	PreferredCPUFeatures []CPUFeature
 }
 
 // SpreadAcross is what the spread topology spreads vCPUs over.
@@ -270,6 +340,55 @@ type DevicePreferences struct {
 	// PreferredInterfaceMasquerade makes each NIC without a binding a
 	// masquerade NIC.
 	PreferredInterfaceMasquerade *InterfaceMasquerade
+	// PreferredAutoattachMemBalloon is autoattachMemBalloon when the VM
+	// does not set it.
+	PreferredAutoattachMemBalloon *bool
+	// PreferredAutoattachInputDevice is autoattachInputDevice when the VM
+	// does not set it.
+	PreferredAutoattachInputDevice *bool
+	// PreferredDisableHotplug is disableHotplug. As in KubeVirt it
+	// replaces the VM's (a plain bool, unset cannot be told from false).
+	PreferredDisableHotplug *bool
+	// PreferredVirtualGPUOptions are the virtualGPUOptions of each GPU
+	// that has none. GPUs are refused on this platform, so it never
+	// applies to an accepted VM.
+	PreferredVirtualGPUOptions *VGPUOptions
+	// PreferredSoundModel is the model of the VM's sound device when it
+	// names none; it adds no sound device.
+	PreferredSoundModel string
+	// PreferredUseVirtioTransitional is useVirtioTransitional when the VM
+	// does not set it.
+	PreferredUseVirtioTransitional *bool
+	// PreferredInputBus is the bus of each input device that names none.
+	PreferredInputBus InputBus
+	// PreferredInputType is the type of each input device that names none.
+	PreferredInputType InputType
+	// PreferredDiskDedicatedIoThread is dedicatedIOThread of each virtio
+	// disk that does not set it.
+	PreferredDiskDedicatedIoThread *bool
+	// PreferredDiskCache is the cache mode of each disk that names none.
+	PreferredDiskCache DriverCache
+	// PreferredDiskIO is the I/O mode of each disk that names none.
+	PreferredDiskIO DriverIO
+	// PreferredDiskBlockSize is the block size of each disk that has none.
+	PreferredDiskBlockSize *BlockSize
+	// PreferredBlockMultiQueue is blockMultiQueue when the VM does not set
+	// it.
+	PreferredBlockMultiQueue *bool
+	// PreferredNetworkInterfaceMultiQueue is networkInterfaceMultiqueue
+	// when the VM does not set it. A VMI refuses true (single-queue taps),
+	// so a VM using a preference with true is refused there.
+	PreferredNetworkInterfaceMultiQueue *bool
+	// PreferredTPM is the VM's TPM when it has none. A VMI refuses an
+	// enabled TPM (not implemented yet), so a VM using a preference with
+	// one is refused at spec.template.spec.domain.devices.tpm.
+	PreferredTPM *TPMDevice
+	// PreferredPanicDeviceModel is the model of each panic device that
+	// names none; a VM without panic devices gets one of this model.
+	PreferredPanicDeviceModel *PanicDeviceModel
+	// PreferredVideoType is the type of the VM's video device when it
+	// names none.
+	PreferredVideoType *string
 }
 
 // FirmwarePreferences are the preferred boot firmware.
@@ -301,6 +420,9 @@ type PreferenceRequirements struct {
 	CPU *CPUPreferenceRequirement
 	// Memory is the least memory.
 	Memory *MemoryPreferenceRequirement
+	// Architecture is the guest architecture the VM must have. This
+	// platform runs amd64 guests only: any other value is refused.
+	Architecture *string
 }
 
 // CPUPreferenceRequirement is the least vCPUs a guest needs.

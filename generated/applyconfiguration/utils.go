@@ -60,6 +60,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.ClockOffsetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ClockOffsetUTC"):
 		return &virtualizationv1.ClockOffsetUTCApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClockPreferences"):
+		return &virtualizationv1.ClockPreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitConfigDriveSource"):
 		return &virtualizationv1.CloudInitConfigDriveSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitNoCloudSource"):
@@ -132,6 +134,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.FeatureHypervApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureKVM"):
 		return &virtualizationv1.FeatureKVMApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeaturePreferences"):
+		return &virtualizationv1.FeaturePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Features"):
 		return &virtualizationv1.FeaturesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureSpinlocks"):
@@ -370,6 +374,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VolumeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeMigrationState"):
 		return &virtualizationv1.VolumeMigrationStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumePreferences"):
+		return &virtualizationv1.VolumePreferencesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSnapshotStatus"):
 		return &virtualizationv1.VolumeSnapshotStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSource"):

@@ -380,6 +380,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.Clock{}.OpenAPIModelName():                                                 schema_virt_apis_virtualization_v1_Clock(ref),
 		virtualizationv1.ClockOffset{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_ClockOffset(ref),
 		virtualizationv1.ClockOffsetUTC{}.OpenAPIModelName():                                        schema_virt_apis_virtualization_v1_ClockOffsetUTC(ref),
+		virtualizationv1.ClockPreferences{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_ClockPreferences(ref),
 		virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_CloudInitConfigDriveSource(ref),
 		virtualizationv1.CloudInitNoCloudSource{}.OpenAPIModelName():                                schema_virt_apis_virtualization_v1_CloudInitNoCloudSource(ref),
 		virtualizationv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():    schema_virt_apis_virtualization_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(ref),
@@ -417,6 +418,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.FeatureAPIC{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_FeatureAPIC(ref),
 		virtualizationv1.FeatureHyperv{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_FeatureHyperv(ref),
 		virtualizationv1.FeatureKVM{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_FeatureKVM(ref),
+		virtualizationv1.FeaturePreferences{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_FeaturePreferences(ref),
 		virtualizationv1.FeatureSpinlocks{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_FeatureSpinlocks(ref),
 		virtualizationv1.FeatureState{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_FeatureState(ref),
 		virtualizationv1.FeatureVendorID{}.OpenAPIModelName():                                       schema_virt_apis_virtualization_v1_FeatureVendorID(ref),
@@ -562,6 +564,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineVolumeRequest{}.OpenAPIModelName():                           schema_virt_apis_virtualization_v1_VirtualMachineVolumeRequest(ref),
 		virtualizationv1.Volume{}.OpenAPIModelName():                                                schema_virt_apis_virtualization_v1_Volume(ref),
 		virtualizationv1.VolumeMigrationState{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_VolumeMigrationState(ref),
+		virtualizationv1.VolumePreferences{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_VolumePreferences(ref),
 		virtualizationv1.VolumeSnapshotStatus{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_VolumeSnapshotStatus(ref),
 		virtualizationv1.VolumeSource{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_VolumeSource(ref),
 		virtualizationv1.VolumeStatus{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_VolumeStatus(ref),
@@ -18925,10 +18928,24 @@ func schema_virt_apis_virtualization_v1_CPUInstancetype(ref common.ReferenceCall
 							Format:      "int64",
 						},
 					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA maps the guest's NUMA topology onto the host's. Not supported, as on a VMI (no CPU manager): setting it is refused.",
+							Ref:         ref(virtualizationv1.NUMA{}.OpenAPIModelName()),
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime tunes the vCPUs for real-time workloads. Not supported, as on a VMI (no CPU manager): setting it is refused.",
+							Ref:         ref(virtualizationv1.Realtime{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"guest"},
 			},
 		},
+		Dependencies: []string{
+			virtualizationv1.NUMA{}.OpenAPIModelName(), virtualizationv1.Realtime{}.OpenAPIModelName()},
 	}
 }
 
@@ -18975,11 +18992,29 @@ func schema_virt_apis_virtualization_v1_CPUPreferences(ref common.ReferenceCallb
 							Ref:         ref(virtualizationv1.SpreadOptions{}.OpenAPIModelName()),
 						},
 					},
+					"preferredCPUFeatures": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUFeatures are added to cpu.features, each unless the VM lists a feature of that name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.CPUFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.SpreadOptions{}.OpenAPIModelName()},
+			virtualizationv1.CPUFeature{}.OpenAPIModelName(), virtualizationv1.SpreadOptions{}.OpenAPIModelName()},
 	}
 }
 
@@ -19212,6 +19247,33 @@ func schema_virt_apis_virtualization_v1_ClockOffsetUTC(ref common.ReferenceCallb
 				},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_ClockPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockPreferences are the preferred guest clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredClockOffset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredClockOffset is the clock's offset (utc or timezone) when the VM sets neither.",
+							Ref:         ref(virtualizationv1.ClockOffset{}.OpenAPIModelName()),
+						},
+					},
+					"preferredTimer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTimer is the clock's timers when the VM sets none.",
+							Ref:         ref(virtualizationv1.Timer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.ClockOffset{}.OpenAPIModelName(), virtualizationv1.Timer{}.OpenAPIModelName()},
 	}
 }
 
@@ -19806,11 +19868,132 @@ func schema_virt_apis_virtualization_v1_DevicePreferences(ref common.ReferenceCa
 							Ref:         ref(virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
+					"preferredAutoattachMemBalloon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachMemBalloon is autoattachMemBalloon when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachInputDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachInputDevice is autoattachInputDevice when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDisableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDisableHotplug is disableHotplug. As in KubeVirt it replaces the VM's (a plain bool, unset cannot be told from false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredVirtualGPUOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredVirtualGPUOptions are the virtualGPUOptions of each GPU that has none. GPUs are refused on this platform, so it never applies to an accepted VM.",
+							Ref:         ref(virtualizationv1.VGPUOptions{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSoundModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSoundModel is the model of the VM's sound device when it names none; it adds no sound device.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredUseVirtioTransitional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseVirtioTransitional is useVirtioTransitional when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredInputBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputBus is the bus of each input device that names none.\n\nPossible enum values:\n - `\"usb\"`\n - `\"virtio\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"usb", "virtio"},
+						},
+					},
+					"preferredInputType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputType is the type of each input device that names none.\n\nPossible enum values:\n - `\"keyboard\"`\n - `\"tablet\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"keyboard", "tablet"},
+						},
+					},
+					"preferredDiskDedicatedIoThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskDedicatedIoThread is dedicatedIOThread of each virtio disk that does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDiskCache": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskCache is the cache mode of each disk that names none.\n\nPossible enum values:\n - `\"none\"`\n - `\"writeback\"`\n - `\"writethrough\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"none", "writeback", "writethrough"},
+						},
+					},
+					"preferredDiskIO": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskIO is the I/O mode of each disk that names none.\n\nPossible enum values:\n - `\"default\"`\n - `\"native\"`\n - `\"threads\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"default", "native", "threads"},
+						},
+					},
+					"preferredDiskBlockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBlockSize is the block size of each disk that has none.",
+							Ref:         ref(virtualizationv1.BlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"preferredBlockMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredBlockMultiQueue is blockMultiQueue when the VM does not set it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredNetworkInterfaceMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredNetworkInterfaceMultiQueue is networkInterfaceMultiqueue when the VM does not set it. A VMI refuses true (single-queue taps), so a VM using a preference with true is refused there.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredTPM": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTPM is the VM's TPM when it has none. A VMI refuses an enabled TPM (not implemented yet), so a VM using a preference with one is refused at spec.template.spec.domain.devices.tpm.",
+							Ref:         ref(virtualizationv1.TPMDevice{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPanicDeviceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPanicDeviceModel is the model of each panic device that names none; a VM without panic devices gets one of this model.\n\nPossible enum values:\n - `\"hyperv\"`\n - `\"isa\"`\n - `\"pvpanic\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"hyperv", "isa", "pvpanic"},
+						},
+					},
+					"preferredVideoType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredVideoType is the type of the VM's video device when it names none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.Rng{}.OpenAPIModelName()},
+			virtualizationv1.BlockSize{}.OpenAPIModelName(), virtualizationv1.InterfaceMasquerade{}.OpenAPIModelName(), virtualizationv1.Rng{}.OpenAPIModelName(), virtualizationv1.TPMDevice{}.OpenAPIModelName(), virtualizationv1.VGPUOptions{}.OpenAPIModelName()},
 	}
 }
 
@@ -20797,6 +20980,57 @@ func schema_virt_apis_virtualization_v1_FeatureKVM(ref common.ReferenceCallback)
 				},
 			},
 		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_FeaturePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeaturePreferences are the preferred hypervisor features; each fills the VM's feature of that name when the VM leaves it empty.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAcpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAcpi is features.acpi. As in KubeVirt it replaces the VM's (whose acpi cannot be told unset from enabled).",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredApic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredApic is features.apic when the VM sets none.",
+							Ref:         ref(virtualizationv1.FeatureAPIC{}.OpenAPIModelName()),
+						},
+					},
+					"preferredHyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredHyperv fills each Hyper-V enlightenment the VM leaves unset.",
+							Ref:         ref(virtualizationv1.FeatureHyperv{}.OpenAPIModelName()),
+						},
+					},
+					"preferredKvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredKvm is features.kvm when the VM sets none.",
+							Ref:         ref(virtualizationv1.FeatureKVM{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPvspinlock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPvspinlock is features.pvspinlock when the VM sets none.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSmm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSmm is features.smm when the VM sets none.",
+							Ref:         ref(virtualizationv1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			virtualizationv1.FeatureAPIC{}.OpenAPIModelName(), virtualizationv1.FeatureHyperv{}.OpenAPIModelName(), virtualizationv1.FeatureKVM{}.OpenAPIModelName(), virtualizationv1.FeatureState{}.OpenAPIModelName()},
 	}
 }
 
@@ -22198,12 +22432,18 @@ func schema_virt_apis_virtualization_v1_MemoryInstancetype(ref common.ReferenceC
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
+					"hugepages": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hugepages backs the guest's memory with huge pages. Not supported, as on a VMI (the nodes reserve none): setting it is refused.",
+							Ref:         ref(virtualizationv1.Hugepages{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"guest"},
 			},
 		},
 		Dependencies: []string{
-			resource.Quantity{}.OpenAPIModelName()},
+			resource.Quantity{}.OpenAPIModelName(), virtualizationv1.Hugepages{}.OpenAPIModelName()},
 	}
 }
 
@@ -22825,6 +23065,13 @@ func schema_virt_apis_virtualization_v1_PreferenceRequirements(ref common.Refere
 						SchemaProps: spec.SchemaProps{
 							Description: "Memory is the least memory.",
 							Ref:         ref(virtualizationv1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture is the guest architecture the VM must have. This platform runs amd64 guests only: any other value is refused.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -26514,9 +26761,10 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref commo
 					},
 					"ioThreadsPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "IOThreadsPolicy is KubeVirt's I/O thread policy. Not supported: this platform's VMIs have no I/O threads setting, so setting it is refused.",
+							Description: "IOThreadsPolicy is the instances' domain.ioThreadsPolicy: shared or auto (supplementalPool is refused, as on a VMI). A VM that sets its own conflicts.\n\nPossible enum values:\n - `\"auto\"`\n - `\"shared\"`\n - `\"supplementalPool\"`",
 							Type:        []string{"string"},
 							Format:      "",
+							Enum:        []interface{}{"auto", "shared", "supplementalPool"},
 						},
 					},
 					"annotations": {
@@ -26534,12 +26782,60 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref commo
 							},
 						},
 					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs are passed through to the guest. Not supported, as on a VMI (no device plugin): setting them is refused.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.GPU{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices are passed through to the guest. Not supported, as on a VMI (no device plugin): setting them is refused.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.HostDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads sizes the supplementalPool I/O threads policy. Not supported, as on a VMI (libvirt 10 needed): setting it is refused.",
+							Ref:         ref(virtualizationv1.DiskIOThreads{}.OpenAPIModelName()),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI (no KVM): setting it is refused.",
+							Ref:         ref(virtualizationv1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"cpu", "memory"},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CPUInstancetype{}.OpenAPIModelName(), virtualizationv1.MemoryInstancetype{}.OpenAPIModelName()},
+			virtualizationv1.CPUInstancetype{}.OpenAPIModelName(), virtualizationv1.DiskIOThreads{}.OpenAPIModelName(), virtualizationv1.GPU{}.OpenAPIModelName(), virtualizationv1.HostDevice{}.OpenAPIModelName(), virtualizationv1.LaunchSecurity{}.OpenAPIModelName(), virtualizationv1.MemoryInstancetype{}.OpenAPIModelName()},
 	}
 }
 
@@ -26827,11 +27123,35 @@ func schema_virt_apis_virtualization_v1_VirtualMachinePreferenceSpec(ref common.
 							Format:      "",
 						},
 					},
+					"clock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Clock is the preferred guest clock.",
+							Ref:         ref(virtualizationv1.ClockPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"features": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Features are the preferred hypervisor features.",
+							Ref:         ref(virtualizationv1.FeaturePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"volumes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes are the preferred volume settings.",
+							Ref:         ref(virtualizationv1.VolumePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"preferredLaunchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredLaunchSecurity is domain.launchSecurity when the VM sets none. A VMI refuses launch security, so a VM using a preference with it is refused at spec.template.spec.domain.launchSecurity.",
+							Ref:         ref(virtualizationv1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			virtualizationv1.CPUPreferences{}.OpenAPIModelName(), virtualizationv1.DevicePreferences{}.OpenAPIModelName(), virtualizationv1.FirmwarePreferences{}.OpenAPIModelName(), virtualizationv1.MachinePreferences{}.OpenAPIModelName(), virtualizationv1.PreferenceRequirements{}.OpenAPIModelName()},
+			virtualizationv1.CPUPreferences{}.OpenAPIModelName(), virtualizationv1.ClockPreferences{}.OpenAPIModelName(), virtualizationv1.DevicePreferences{}.OpenAPIModelName(), virtualizationv1.FeaturePreferences{}.OpenAPIModelName(), virtualizationv1.FirmwarePreferences{}.OpenAPIModelName(), virtualizationv1.LaunchSecurity{}.OpenAPIModelName(), virtualizationv1.MachinePreferences{}.OpenAPIModelName(), virtualizationv1.PreferenceRequirements{}.OpenAPIModelName(), virtualizationv1.VolumePreferences{}.OpenAPIModelName()},
 	}
 }
 
@@ -27350,6 +27670,26 @@ func schema_virt_apis_virtualization_v1_VolumeMigrationState(ref common.Referenc
 		},
 		Dependencies: []string{
 			virtualizationv1.StorageMigratedVolumeInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VolumePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumePreferences are the preferred volume settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredStorageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredStorageClassName is the storage class of the VM's DataVolume templates that name none. This platform has no DataVolume templates (they are refused), so it never applies.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

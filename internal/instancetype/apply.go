@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
@@ -100,6 +101,7 @@ func (e *Expansion) applyInstancetype(specPath *field.Path, t *virtv1.VirtualMac
 				fmt.Sprintf("must be %q or unset: the %s %s sets it", v, e.InstancetypeKind, e.InstancetypeName)))
 		}
 	}
+	errs = append(errs, e.hardwareConflicts(domain, &spec.Domain)...)
 	if spread := e.checkSpread(specPath); spread != nil {
 		errs = append(errs, spread)
 	}
@@ -137,8 +139,67 @@ func (e *Expansion) applyInstancetype(specPath *field.Path, t *virtv1.VirtualMac
 	if it.SchedulerName != "" {
 		spec.SchedulerName = it.SchedulerName
 	}
+	applyHardware(it, &spec.Domain)
 	applyAnnotations(it.Annotations, &t.ObjectMeta.Annotations, true)
 	return nil
+}
+
+// hardwareConflicts refuses the template's fields for the rest of the
+// hardware an instancetype can give, where the instancetype gives it.
+// Of these only ioThreadsPolicy runs here; validation refuses the others
+// in an instancetype (as on a VMI), so they only meet a template that
+// sets them in a revision written elsewhere.
+func (e *Expansion) hardwareConflicts(domain *field.Path, d *virtv1.DomainSpec) field.ErrorList {
+	it := e.Instancetype
+	var errs field.ErrorList
+	for _, f := range []struct {
+		path        *field.Path
+		what        string
+		it, written bool
+	}{
+		{domain.Child("ioThreadsPolicy"), "I/O threads policy (spec.ioThreadsPolicy)", it.IOThreadsPolicy != nil, d.IOThreadsPolicy != nil},
+		{domain.Child("ioThreads"), "I/O threads (spec.ioThreads)", it.IOThreads != nil, d.IOThreads != nil},
+		{domain.Child("launchSecurity"), "launch security (spec.launchSecurity)", it.LaunchSecurity != nil, d.LaunchSecurity != nil},
+		{domain.Child("devices", "gpus"), "GPUs (spec.gpus)", len(it.GPUs) > 0, len(d.Devices.GPUs) > 0},
+		{domain.Child("devices", "hostDevices"), "host devices (spec.hostDevices)", len(it.HostDevices) > 0, len(d.Devices.HostDevices) > 0},
+		{domain.Child("cpu", "numa"), "NUMA topology (spec.cpu.numa)", it.CPU.NUMA != nil, d.CPU != nil && d.CPU.NUMA != nil},
+		{domain.Child("cpu", "realtime"), "real-time vCPUs (spec.cpu.realtime)", it.CPU.Realtime != nil, d.CPU != nil && d.CPU.Realtime != nil},
+		{domain.Child("memory", "hugepages"), "huge pages (spec.memory.hugepages)", it.Memory.Hugepages != nil, d.Memory != nil && d.Memory.Hugepages != nil},
+	} {
+		if f.it && f.written {
+			errs = append(errs, e.conflict(f.path, f.what))
+		}
+	}
+	return errs
+}
+
+// applyHardware gives the template the rest of the instancetype's
+// hardware; d.CPU and d.Memory are set already.
+func applyHardware(it *virtv1.VirtualMachineInstancetypeSpec, d *virtv1.DomainSpec) {
+	if p := it.IOThreadsPolicy; p != nil {
+		d.IOThreadsPolicy = ptr.To(*p)
+	}
+	if it.IOThreads != nil {
+		d.IOThreads = it.IOThreads.DeepCopy()
+	}
+	if it.LaunchSecurity != nil {
+		d.LaunchSecurity = it.LaunchSecurity.DeepCopy()
+	}
+	for i := range it.GPUs {
+		d.Devices.GPUs = append(d.Devices.GPUs, *it.GPUs[i].DeepCopy())
+	}
+	for i := range it.HostDevices {
+		d.Devices.HostDevices = append(d.Devices.HostDevices, *it.HostDevices[i].DeepCopy())
+	}
+	if it.CPU.NUMA != nil {
+		d.CPU.NUMA = it.CPU.NUMA.DeepCopy()
+	}
+	if it.CPU.Realtime != nil {
+		d.CPU.Realtime = it.CPU.Realtime.DeepCopy()
+	}
+	if it.Memory.Hugepages != nil {
+		d.Memory.Hugepages = it.Memory.Hugepages.DeepCopy()
+	}
 }
 
 // applyAnnotations adds from to *to: all of them when override (the
@@ -179,6 +240,16 @@ func (e *Expansion) checkRequirements(specPath *field.Path, spec *virtv1.Virtual
 			errs = append(errs, field.Invalid(p, have, fmt.Sprintf("the %s %s requires at least %d vCPUs", e.PreferenceKind, e.PreferenceName, r.CPU.Guest)))
 		}
 	}
+	if a := r.Architecture; a != nil {
+		have := spec.Architecture
+		if have == "" {
+			have = defaultArchitecture
+		}
+		if have != *a {
+			errs = append(errs, field.Invalid(specPath.Child("template", "spec", "architecture"), have,
+				fmt.Sprintf("the %s %s requires the %s architecture", e.PreferenceKind, e.PreferenceName, *a)))
+		}
+	}
 	if r.Memory != nil {
 		var have resource.Quantity
 		if spec.Domain.Memory != nil && spec.Domain.Memory.Guest != nil {
@@ -199,6 +270,10 @@ func (e *Expansion) checkRequirements(specPath *field.Path, spec *virtv1.Virtual
 	}
 	return errs
 }
+
+// defaultArchitecture is the architecture of a guest that names none: the
+// nodes', the only one a VMI accepts.
+const defaultArchitecture = "amd64"
 
 // vcpus is the number of vCPUs of a template's CPU; an empty topology is
 // one of each, as the defaults make it.

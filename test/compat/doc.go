@@ -1,4 +1,5 @@
-// Package compat holds KubeVirt manifests, written for kubevirt.io/v1 as
+// Package compat holds KubeVirt manifests, written for kubevirt.io/v1 (or
+// instancetype.kubevirt.io/v1beta1, for instancetypes and preferences) as
 // KubeVirt's users write them, and what this platform does with each once
 // its apiVersion is changed to virtualization.kubevirt.io/v1: accept it, or
 // refuse it with a 422 whose field paths and messages say what is not

@@ -6,16 +6,22 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
 
-// KubeVirtAPIVersion and APIVersion are the apiVersion a manifest is written
-// with and the one it moves over to.
+// KubeVirtAPIVersion and KubeVirtInstancetypeAPIVersion are the
+// apiVersions a manifest is written with (KubeVirt serves instancetypes
+// and preferences in a group of their own); APIVersion is the one it
+// moves over to.
 const (
-	KubeVirtAPIVersion = "kubevirt.io/v1"
-	APIVersion         = "virtualization.kubevirt.io/v1"
+	KubeVirtAPIVersion             = "kubevirt.io/v1"
+	KubeVirtInstancetypeAPIVersion = "instancetype.kubevirt.io/v1beta1"
+	APIVersion                     = "virtualization.kubevirt.io/v1"
 )
+
+var kubeVirtAPIVersions = []string{KubeVirtAPIVersion, KubeVirtInstancetypeAPIVersion}
 
 //go:embed testdata/*.yaml
 var testdata embed.FS
@@ -47,7 +53,12 @@ type Refusal struct {
 // Moved is the manifest with only its apiVersion changed, as its user would
 // move it over.
 func (m Manifest) Moved() []byte {
-	return bytes.Replace(m.KubeVirt, []byte("apiVersion: "+KubeVirtAPIVersion+"\n"), []byte("apiVersion: "+APIVersion+"\n"), 1)
+	for _, v := range kubeVirtAPIVersions {
+		if line := []byte("\napiVersion: " + v + "\n"); bytes.Contains(m.KubeVirt, line) {
+			return bytes.Replace(m.KubeVirt, line, []byte("\napiVersion: "+APIVersion+"\n"), 1)
+		}
+	}
+	return m.KubeVirt
 }
 
 // Manifests returns every manifest, sorted by name. The expectations are the
@@ -112,8 +123,8 @@ func parse(name string, data []byte) (Manifest, error) {
 	default:
 		return m, fmt.Errorf("needs '# expect: accepted', or '# expect: refused' with '# refused:' lines")
 	}
-	if !bytes.Contains(data, []byte("\napiVersion: "+KubeVirtAPIVersion+"\n")) {
-		return m, fmt.Errorf("is not a %s manifest", KubeVirtAPIVersion)
+	if !slices.ContainsFunc(kubeVirtAPIVersions, func(v string) bool { return bytes.Contains(data, []byte("\napiVersion: "+v+"\n")) }) {
+		return m, fmt.Errorf("is not a manifest of %s", strings.Join(kubeVirtAPIVersions, " or "))
 	}
 	return m, nil
 }

@@ -28,6 +28,36 @@ func Funcs(_ runtimeserializer.CodecFactory) []interface{} {
 			c.FillNoCustom(rs)
 			defaultReplicaSet(rs)
 		},
+		// Instancetypes and preferences hold VMI types (GPUs, features,
+		// timers) whose defaults apply to them too.
+		func(it *virtualization.VirtualMachineInstancetype, c randfill.Continue) {
+			c.FillNoCustom(it)
+			out := &virtv1.VirtualMachineInstancetype{}
+			utilruntime.Must(virtv1.Convert_virtualization_VirtualMachineInstancetype_To_v1_VirtualMachineInstancetype(it, out, nil))
+			virtv1.SetObjectDefaults_VirtualMachineInstancetype(out)
+			utilruntime.Must(virtv1.Convert_v1_VirtualMachineInstancetype_To_virtualization_VirtualMachineInstancetype(out, it, nil))
+		},
+		func(it *virtualization.VirtualMachineClusterInstancetype, c randfill.Continue) {
+			c.FillNoCustom(it)
+			out := &virtv1.VirtualMachineClusterInstancetype{}
+			utilruntime.Must(virtv1.Convert_virtualization_VirtualMachineClusterInstancetype_To_v1_VirtualMachineClusterInstancetype(it, out, nil))
+			virtv1.SetObjectDefaults_VirtualMachineClusterInstancetype(out)
+			utilruntime.Must(virtv1.Convert_v1_VirtualMachineClusterInstancetype_To_virtualization_VirtualMachineClusterInstancetype(out, it, nil))
+		},
+		func(p *virtualization.VirtualMachinePreference, c randfill.Continue) {
+			c.FillNoCustom(p)
+			out := &virtv1.VirtualMachinePreference{}
+			utilruntime.Must(virtv1.Convert_virtualization_VirtualMachinePreference_To_v1_VirtualMachinePreference(p, out, nil))
+			virtv1.SetObjectDefaults_VirtualMachinePreference(out)
+			utilruntime.Must(virtv1.Convert_v1_VirtualMachinePreference_To_virtualization_VirtualMachinePreference(out, p, nil))
+		},
+		func(p *virtualization.VirtualMachineClusterPreference, c randfill.Continue) {
+			c.FillNoCustom(p)
+			out := &virtv1.VirtualMachineClusterPreference{}
+			utilruntime.Must(virtv1.Convert_virtualization_VirtualMachineClusterPreference_To_v1_VirtualMachineClusterPreference(p, out, nil))
+			virtv1.SetObjectDefaults_VirtualMachineClusterPreference(out)
+			utilruntime.Must(virtv1.Convert_v1_VirtualMachineClusterPreference_To_virtualization_VirtualMachineClusterPreference(out, p, nil))
+		},
 	}
 }
 

@@ -79,6 +79,8 @@ func (m *ClockOffset) Reset() { *m = ClockOffset{} }
 
 func (m *ClockOffsetUTC) Reset() { *m = ClockOffsetUTC{} }
 
+func (m *ClockPreferences) Reset() { *m = ClockPreferences{} }
+
 func (m *CloudInitConfigDriveSource) Reset() { *m = CloudInitConfigDriveSource{} }
 
 func (m *CloudInitNoCloudSource) Reset() { *m = CloudInitNoCloudSource{} }
@@ -154,6 +156,8 @@ func (m *FeatureAPIC) Reset() { *m = FeatureAPIC{} }
 func (m *FeatureHyperv) Reset() { *m = FeatureHyperv{} }
 
 func (m *FeatureKVM) Reset() { *m = FeatureKVM{} }
+
+func (m *FeaturePreferences) Reset() { *m = FeaturePreferences{} }
 
 func (m *FeatureSpinlocks) Reset() { *m = FeatureSpinlocks{} }
 
@@ -470,6 +474,8 @@ func (m *VirtualMachineVolumeRequest) Reset() { *m = VirtualMachineVolumeRequest
 func (m *Volume) Reset() { *m = Volume{} }
 
 func (m *VolumeMigrationState) Reset() { *m = VolumeMigrationState{} }
+
+func (m *VolumePreferences) Reset() { *m = VolumePreferences{} }
 
 func (m *VolumeSnapshotStatus) Reset() { *m = VolumeSnapshotStatus{} }
 
@@ -969,6 +975,30 @@ func (m *CPUInstancetype) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.Realtime != nil {
+		{
+			size, err := m.Realtime.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x3a
+	}
+	if m.NUMA != nil {
+		{
+			size, err := m.NUMA.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x32
+	}
 	if m.MaxSockets != nil {
 		i = encodeVarintGenerated(dAtA, i, uint64(*m.MaxSockets))
 		i--
@@ -1053,6 +1083,20 @@ func (m *CPUPreferences) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.PreferredCPUFeatures) > 0 {
+		for iNdEx := len(m.PreferredCPUFeatures) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.PreferredCPUFeatures[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintGenerated(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
 	if m.SpreadOptions != nil {
 		{
 			size, err := m.SpreadOptions.MarshalToSizedBuffer(dAtA[:i])
@@ -1362,6 +1406,53 @@ func (m *ClockOffsetUTC) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 		i = encodeVarintGenerated(dAtA, i, uint64(*m.OffsetSeconds))
 		i--
 		dAtA[i] = 0x8
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ClockPreferences) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ClockPreferences) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *ClockPreferences) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.PreferredTimer != nil {
+		{
+			size, err := m.PreferredTimer.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x12
+	}
+	if m.PreferredClockOffset != nil {
+		{
+			size, err := m.PreferredClockOffset.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0xa
 	}
 	return len(dAtA) - i, nil
 }
@@ -2035,6 +2126,173 @@ func (m *DevicePreferences) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.PreferredVideoType != nil {
+		i -= len(*m.PreferredVideoType)
+		copy(dAtA[i:], *m.PreferredVideoType)
+		i = encodeVarintGenerated(dAtA, i, uint64(len(*m.PreferredVideoType)))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xd2
+	}
+	if m.PreferredPanicDeviceModel != nil {
+		i -= len(*m.PreferredPanicDeviceModel)
+		copy(dAtA[i:], *m.PreferredPanicDeviceModel)
+		i = encodeVarintGenerated(dAtA, i, uint64(len(*m.PreferredPanicDeviceModel)))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xca
+	}
+	if m.PreferredTPM != nil {
+		{
+			size, err := m.PreferredTPM.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xc2
+	}
+	if m.PreferredNetworkInterfaceMultiQueue != nil {
+		i--
+		if *m.PreferredNetworkInterfaceMultiQueue {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xb8
+	}
+	if m.PreferredBlockMultiQueue != nil {
+		i--
+		if *m.PreferredBlockMultiQueue {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xb0
+	}
+	if m.PreferredDiskBlockSize != nil {
+		{
+			size, err := m.PreferredDiskBlockSize.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xaa
+	}
+	i -= len(m.PreferredDiskIO)
+	copy(dAtA[i:], m.PreferredDiskIO)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredDiskIO)))
+	i--
+	dAtA[i] = 0x1
+	i--
+	dAtA[i] = 0xa2
+	i -= len(m.PreferredDiskCache)
+	copy(dAtA[i:], m.PreferredDiskCache)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredDiskCache)))
+	i--
+	dAtA[i] = 0x1
+	i--
+	dAtA[i] = 0x9a
+	if m.PreferredDiskDedicatedIoThread != nil {
+		i--
+		if *m.PreferredDiskDedicatedIoThread {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x90
+	}
+	i -= len(m.PreferredInputType)
+	copy(dAtA[i:], m.PreferredInputType)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredInputType)))
+	i--
+	dAtA[i] = 0x1
+	i--
+	dAtA[i] = 0x8a
+	i -= len(m.PreferredInputBus)
+	copy(dAtA[i:], m.PreferredInputBus)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredInputBus)))
+	i--
+	dAtA[i] = 0x1
+	i--
+	dAtA[i] = 0x82
+	if m.PreferredUseVirtioTransitional != nil {
+		i--
+		if *m.PreferredUseVirtioTransitional {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x78
+	}
+	i -= len(m.PreferredSoundModel)
+	copy(dAtA[i:], m.PreferredSoundModel)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredSoundModel)))
+	i--
+	dAtA[i] = 0x72
+	if m.PreferredVirtualGPUOptions != nil {
+		{
+			size, err := m.PreferredVirtualGPUOptions.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x6a
+	}
+	if m.PreferredDisableHotplug != nil {
+		i--
+		if *m.PreferredDisableHotplug {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x60
+	}
+	if m.PreferredAutoattachInputDevice != nil {
+		i--
+		if *m.PreferredAutoattachInputDevice {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x58
+	}
+	if m.PreferredAutoattachMemBalloon != nil {
+		i--
+		if *m.PreferredAutoattachMemBalloon {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x50
+	}
 	if m.PreferredInterfaceMasquerade != nil {
 		{
 			size, err := m.PreferredInterfaceMasquerade.MarshalToSizedBuffer(dAtA[:i])
@@ -3491,6 +3749,101 @@ func (m *FeatureKVM) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	}
 	i--
 	dAtA[i] = 0x8
+	return len(dAtA) - i, nil
+}
+
+func (m *FeaturePreferences) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *FeaturePreferences) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *FeaturePreferences) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.PreferredSmm != nil {
+		{
+			size, err := m.PreferredSmm.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x32
+	}
+	if m.PreferredPvspinlock != nil {
+		{
+			size, err := m.PreferredPvspinlock.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x2a
+	}
+	if m.PreferredKvm != nil {
+		{
+			size, err := m.PreferredKvm.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x22
+	}
+	if m.PreferredHyperv != nil {
+		{
+			size, err := m.PreferredHyperv.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x1a
+	}
+	if m.PreferredApic != nil {
+		{
+			size, err := m.PreferredApic.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x12
+	}
+	if m.PreferredAcpi != nil {
+		{
+			size, err := m.PreferredAcpi.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0xa
+	}
 	return len(dAtA) - i, nil
 }
 
@@ -5368,6 +5721,18 @@ func (m *MemoryInstancetype) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.Hugepages != nil {
+		{
+			size, err := m.Hugepages.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x22
+	}
 	if m.MaxGuest != nil {
 		{
 			size, err := m.MaxGuest.MarshalToSizedBuffer(dAtA[:i])
@@ -6176,6 +6541,13 @@ func (m *PreferenceRequirements) MarshalToSizedBuffer(dAtA []byte) (int, error) 
 	_ = i
 	var l int
 	_ = l
+	if m.Architecture != nil {
+		i -= len(*m.Architecture)
+		copy(dAtA[i:], *m.Architecture)
+		i = encodeVarintGenerated(dAtA, i, uint64(len(*m.Architecture)))
+		i--
+		dAtA[i] = 0x1a
+	}
 	if m.Memory != nil {
 		{
 			size, err := m.Memory.MarshalToSizedBuffer(dAtA[:i])
@@ -10354,6 +10726,58 @@ func (m *VirtualMachineInstancetypeSpec) MarshalToSizedBuffer(dAtA []byte) (int,
 	_ = i
 	var l int
 	_ = l
+	if m.LaunchSecurity != nil {
+		{
+			size, err := m.LaunchSecurity.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x52
+	}
+	if m.IOThreads != nil {
+		{
+			size, err := m.IOThreads.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x4a
+	}
+	if len(m.HostDevices) > 0 {
+		for iNdEx := len(m.HostDevices) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.HostDevices[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintGenerated(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0x42
+		}
+	}
+	if len(m.GPUs) > 0 {
+		for iNdEx := len(m.GPUs) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.GPUs[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintGenerated(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0x3a
+		}
+	}
 	if len(m.Annotations) > 0 {
 		keysForAnnotations := make([]string, 0, len(m.Annotations))
 		for k := range m.Annotations {
@@ -10671,6 +11095,54 @@ func (m *VirtualMachinePreferenceSpec) MarshalToSizedBuffer(dAtA []byte) (int, e
 	_ = i
 	var l int
 	_ = l
+	if m.PreferredLaunchSecurity != nil {
+		{
+			size, err := m.PreferredLaunchSecurity.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x72
+	}
+	if m.Volumes != nil {
+		{
+			size, err := m.Volumes.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x6a
+	}
+	if m.Features != nil {
+		{
+			size, err := m.Features.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x62
+	}
+	if m.Clock != nil {
+		{
+			size, err := m.Clock.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x5a
+	}
 	if m.PreferredArchitecture != nil {
 		i -= len(*m.PreferredArchitecture)
 		copy(dAtA[i:], *m.PreferredArchitecture)
@@ -11301,6 +11773,34 @@ func (m *VolumeMigrationState) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 			dAtA[i] = 0xa
 		}
 	}
+	return len(dAtA) - i, nil
+}
+
+func (m *VolumePreferences) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *VolumePreferences) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *VolumePreferences) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	i -= len(m.PreferredStorageClassName)
+	copy(dAtA[i:], m.PreferredStorageClassName)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PreferredStorageClassName)))
+	i--
+	dAtA[i] = 0xa
 	return len(dAtA) - i, nil
 }
 
@@ -11984,6 +12484,14 @@ func (m *CPUInstancetype) Size() (n int) {
 	if m.MaxSockets != nil {
 		n += 1 + sovGenerated(uint64(*m.MaxSockets))
 	}
+	if m.NUMA != nil {
+		l = m.NUMA.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.Realtime != nil {
+		l = m.Realtime.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -12010,6 +12518,12 @@ func (m *CPUPreferences) Size() (n int) {
 	if m.SpreadOptions != nil {
 		l = m.SpreadOptions.Size()
 		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if len(m.PreferredCPUFeatures) > 0 {
+		for _, e := range m.PreferredCPUFeatures {
+			l = e.Size()
+			n += 1 + l + sovGenerated(uint64(l))
+		}
 	}
 	return n
 }
@@ -12122,6 +12636,23 @@ func (m *ClockOffsetUTC) Size() (n int) {
 	_ = l
 	if m.OffsetSeconds != nil {
 		n += 1 + sovGenerated(uint64(*m.OffsetSeconds))
+	}
+	return n
+}
+
+func (m *ClockPreferences) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.PreferredClockOffset != nil {
+		l = m.PreferredClockOffset.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredTimer != nil {
+		l = m.PreferredTimer.Size()
+		n += 1 + l + sovGenerated(uint64(l))
 	}
 	return n
 }
@@ -12403,6 +12934,57 @@ func (m *DevicePreferences) Size() (n int) {
 	if m.PreferredInterfaceMasquerade != nil {
 		l = m.PreferredInterfaceMasquerade.Size()
 		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredAutoattachMemBalloon != nil {
+		n += 2
+	}
+	if m.PreferredAutoattachInputDevice != nil {
+		n += 2
+	}
+	if m.PreferredDisableHotplug != nil {
+		n += 2
+	}
+	if m.PreferredVirtualGPUOptions != nil {
+		l = m.PreferredVirtualGPUOptions.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	l = len(m.PreferredSoundModel)
+	n += 1 + l + sovGenerated(uint64(l))
+	if m.PreferredUseVirtioTransitional != nil {
+		n += 2
+	}
+	l = len(m.PreferredInputBus)
+	n += 2 + l + sovGenerated(uint64(l))
+	l = len(m.PreferredInputType)
+	n += 2 + l + sovGenerated(uint64(l))
+	if m.PreferredDiskDedicatedIoThread != nil {
+		n += 3
+	}
+	l = len(m.PreferredDiskCache)
+	n += 2 + l + sovGenerated(uint64(l))
+	l = len(m.PreferredDiskIO)
+	n += 2 + l + sovGenerated(uint64(l))
+	if m.PreferredDiskBlockSize != nil {
+		l = m.PreferredDiskBlockSize.Size()
+		n += 2 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredBlockMultiQueue != nil {
+		n += 3
+	}
+	if m.PreferredNetworkInterfaceMultiQueue != nil {
+		n += 3
+	}
+	if m.PreferredTPM != nil {
+		l = m.PreferredTPM.Size()
+		n += 2 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredPanicDeviceModel != nil {
+		l = len(*m.PreferredPanicDeviceModel)
+		n += 2 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredVideoType != nil {
+		l = len(*m.PreferredVideoType)
+		n += 2 + l + sovGenerated(uint64(l))
 	}
 	return n
 }
@@ -12895,6 +13477,39 @@ func (m *FeatureKVM) Size() (n int) {
 	var l int
 	_ = l
 	n += 2
+	return n
+}
+
+func (m *FeaturePreferences) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.PreferredAcpi != nil {
+		l = m.PreferredAcpi.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredApic != nil {
+		l = m.PreferredApic.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredHyperv != nil {
+		l = m.PreferredHyperv.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredKvm != nil {
+		l = m.PreferredKvm.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredPvspinlock != nil {
+		l = m.PreferredPvspinlock.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredSmm != nil {
+		l = m.PreferredSmm.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -13589,6 +14204,10 @@ func (m *MemoryInstancetype) Size() (n int) {
 		l = m.MaxGuest.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
+	if m.Hugepages != nil {
+		l = m.Hugepages.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -13888,6 +14507,10 @@ func (m *PreferenceRequirements) Size() (n int) {
 	}
 	if m.Memory != nil {
 		l = m.Memory.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.Architecture != nil {
+		l = len(*m.Architecture)
 		n += 1 + l + sovGenerated(uint64(l))
 	}
 	return n
@@ -15436,6 +16059,26 @@ func (m *VirtualMachineInstancetypeSpec) Size() (n int) {
 			n += mapEntrySize + 1 + sovGenerated(uint64(mapEntrySize))
 		}
 	}
+	if len(m.GPUs) > 0 {
+		for _, e := range m.GPUs {
+			l = e.Size()
+			n += 1 + l + sovGenerated(uint64(l))
+		}
+	}
+	if len(m.HostDevices) > 0 {
+		for _, e := range m.HostDevices {
+			l = e.Size()
+			n += 1 + l + sovGenerated(uint64(l))
+		}
+	}
+	if m.IOThreads != nil {
+		l = m.IOThreads.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.LaunchSecurity != nil {
+		l = m.LaunchSecurity.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -15558,6 +16201,22 @@ func (m *VirtualMachinePreferenceSpec) Size() (n int) {
 	n += 1 + sovGenerated(uint64(m.PreferSpreadSocketToCoreRatio))
 	if m.PreferredArchitecture != nil {
 		l = len(*m.PreferredArchitecture)
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.Clock != nil {
+		l = m.Clock.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.Features != nil {
+		l = m.Features.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.Volumes != nil {
+		l = m.Volumes.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.PreferredLaunchSecurity != nil {
+		l = m.PreferredLaunchSecurity.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
 	return n
@@ -15755,6 +16414,17 @@ func (m *VolumeMigrationState) Size() (n int) {
 			n += 1 + l + sovGenerated(uint64(l))
 		}
 	}
+	return n
+}
+
+func (m *VolumePreferences) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.PreferredStorageClassName)
+	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -16064,6 +16734,8 @@ func (this *CPUInstancetype) String() string {
 		`DedicatedCPUPlacement:` + valueToStringGenerated(this.DedicatedCPUPlacement) + `,`,
 		`IsolateEmulatorThread:` + valueToStringGenerated(this.IsolateEmulatorThread) + `,`,
 		`MaxSockets:` + valueToStringGenerated(this.MaxSockets) + `,`,
+		`NUMA:` + strings.Replace(this.NUMA.String(), "NUMA", "NUMA", 1) + `,`,
+		`Realtime:` + strings.Replace(this.Realtime.String(), "Realtime", "Realtime", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -16082,9 +16754,15 @@ func (this *CPUPreferences) String() string {
 	if this == nil {
 		return "nil"
 	}
+	repeatedStringForPreferredCPUFeatures := "[]CPUFeature{"
+	for _, f := range this.PreferredCPUFeatures {
+		repeatedStringForPreferredCPUFeatures += strings.Replace(strings.Replace(f.String(), "CPUFeature", "CPUFeature", 1), `&`, ``, 1) + ","
+	}
+	repeatedStringForPreferredCPUFeatures += "}"
 	s := strings.Join([]string{`&CPUPreferences{`,
 		`PreferredCPUTopology:` + valueToStringGenerated(this.PreferredCPUTopology) + `,`,
 		`SpreadOptions:` + strings.Replace(this.SpreadOptions.String(), "SpreadOptions", "SpreadOptions", 1) + `,`,
+		`PreferredCPUFeatures:` + repeatedStringForPreferredCPUFeatures + `,`,
 		`}`,
 	}, "")
 	return s
@@ -16174,6 +16852,17 @@ func (this *ClockOffsetUTC) String() string {
 	}
 	s := strings.Join([]string{`&ClockOffsetUTC{`,
 		`OffsetSeconds:` + valueToStringGenerated(this.OffsetSeconds) + `,`,
+		`}`,
+	}, "")
+	return s
+}
+func (this *ClockPreferences) String() string {
+	if this == nil {
+		return "nil"
+	}
+	s := strings.Join([]string{`&ClockPreferences{`,
+		`PreferredClockOffset:` + strings.Replace(this.PreferredClockOffset.String(), "ClockOffset", "ClockOffset", 1) + `,`,
+		`PreferredTimer:` + strings.Replace(this.PreferredTimer.String(), "Timer", "Timer", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -16389,6 +17078,23 @@ func (this *DevicePreferences) String() string {
 		`PreferredInterfaceModel:` + fmt.Sprintf("%v", this.PreferredInterfaceModel) + `,`,
 		`PreferredRng:` + strings.Replace(this.PreferredRng.String(), "Rng", "Rng", 1) + `,`,
 		`PreferredInterfaceMasquerade:` + strings.Replace(this.PreferredInterfaceMasquerade.String(), "InterfaceMasquerade", "InterfaceMasquerade", 1) + `,`,
+		`PreferredAutoattachMemBalloon:` + valueToStringGenerated(this.PreferredAutoattachMemBalloon) + `,`,
+		`PreferredAutoattachInputDevice:` + valueToStringGenerated(this.PreferredAutoattachInputDevice) + `,`,
+		`PreferredDisableHotplug:` + valueToStringGenerated(this.PreferredDisableHotplug) + `,`,
+		`PreferredVirtualGPUOptions:` + strings.Replace(this.PreferredVirtualGPUOptions.String(), "VGPUOptions", "VGPUOptions", 1) + `,`,
+		`PreferredSoundModel:` + fmt.Sprintf("%v", this.PreferredSoundModel) + `,`,
+		`PreferredUseVirtioTransitional:` + valueToStringGenerated(this.PreferredUseVirtioTransitional) + `,`,
+		`PreferredInputBus:` + fmt.Sprintf("%v", this.PreferredInputBus) + `,`,
+		`PreferredInputType:` + fmt.Sprintf("%v", this.PreferredInputType) + `,`,
+		`PreferredDiskDedicatedIoThread:` + valueToStringGenerated(this.PreferredDiskDedicatedIoThread) + `,`,
+		`PreferredDiskCache:` + fmt.Sprintf("%v", this.PreferredDiskCache) + `,`,
+		`PreferredDiskIO:` + fmt.Sprintf("%v", this.PreferredDiskIO) + `,`,
+		`PreferredDiskBlockSize:` + strings.Replace(this.PreferredDiskBlockSize.String(), "BlockSize", "BlockSize", 1) + `,`,
+		`PreferredBlockMultiQueue:` + valueToStringGenerated(this.PreferredBlockMultiQueue) + `,`,
+		`PreferredNetworkInterfaceMultiQueue:` + valueToStringGenerated(this.PreferredNetworkInterfaceMultiQueue) + `,`,
+		`PreferredTPM:` + strings.Replace(this.PreferredTPM.String(), "TPMDevice", "TPMDevice", 1) + `,`,
+		`PreferredPanicDeviceModel:` + valueToStringGenerated(this.PreferredPanicDeviceModel) + `,`,
+		`PreferredVideoType:` + valueToStringGenerated(this.PreferredVideoType) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -16692,6 +17398,21 @@ func (this *FeatureKVM) String() string {
 	}
 	s := strings.Join([]string{`&FeatureKVM{`,
 		`Hidden:` + fmt.Sprintf("%v", this.Hidden) + `,`,
+		`}`,
+	}, "")
+	return s
+}
+func (this *FeaturePreferences) String() string {
+	if this == nil {
+		return "nil"
+	}
+	s := strings.Join([]string{`&FeaturePreferences{`,
+		`PreferredAcpi:` + strings.Replace(this.PreferredAcpi.String(), "FeatureState", "FeatureState", 1) + `,`,
+		`PreferredApic:` + strings.Replace(this.PreferredApic.String(), "FeatureAPIC", "FeatureAPIC", 1) + `,`,
+		`PreferredHyperv:` + strings.Replace(this.PreferredHyperv.String(), "FeatureHyperv", "FeatureHyperv", 1) + `,`,
+		`PreferredKvm:` + strings.Replace(this.PreferredKvm.String(), "FeatureKVM", "FeatureKVM", 1) + `,`,
+		`PreferredPvspinlock:` + strings.Replace(this.PreferredPvspinlock.String(), "FeatureState", "FeatureState", 1) + `,`,
+		`PreferredSmm:` + strings.Replace(this.PreferredSmm.String(), "FeatureState", "FeatureState", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -17190,6 +17911,7 @@ func (this *MemoryInstancetype) String() string {
 		`Guest:` + strings.Replace(strings.Replace(fmt.Sprintf("%v", this.Guest), "Quantity", "resource.Quantity", 1), `&`, ``, 1) + `,`,
 		`OvercommitPercent:` + fmt.Sprintf("%v", this.OvercommitPercent) + `,`,
 		`MaxGuest:` + strings.Replace(fmt.Sprintf("%v", this.MaxGuest), "Quantity", "resource.Quantity", 1) + `,`,
+		`Hugepages:` + strings.Replace(this.Hugepages.String(), "Hugepages", "Hugepages", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -17424,6 +18146,7 @@ func (this *PreferenceRequirements) String() string {
 	s := strings.Join([]string{`&PreferenceRequirements{`,
 		`CPU:` + strings.Replace(this.CPU.String(), "CPUPreferenceRequirement", "CPUPreferenceRequirement", 1) + `,`,
 		`Memory:` + strings.Replace(this.Memory.String(), "MemoryPreferenceRequirement", "MemoryPreferenceRequirement", 1) + `,`,
+		`Architecture:` + valueToStringGenerated(this.Architecture) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -18516,6 +19239,16 @@ func (this *VirtualMachineInstancetypeSpec) String() string {
 	if this == nil {
 		return "nil"
 	}
+	repeatedStringForGPUs := "[]GPU{"
+	for _, f := range this.GPUs {
+		repeatedStringForGPUs += strings.Replace(strings.Replace(f.String(), "GPU", "GPU", 1), `&`, ``, 1) + ","
+	}
+	repeatedStringForGPUs += "}"
+	repeatedStringForHostDevices := "[]HostDevice{"
+	for _, f := range this.HostDevices {
+		repeatedStringForHostDevices += strings.Replace(strings.Replace(f.String(), "HostDevice", "HostDevice", 1), `&`, ``, 1) + ","
+	}
+	repeatedStringForHostDevices += "}"
 	keysForNodeSelector := make([]string, 0, len(this.NodeSelector))
 	for k := range this.NodeSelector {
 		keysForNodeSelector = append(keysForNodeSelector, k)
@@ -18543,6 +19276,10 @@ func (this *VirtualMachineInstancetypeSpec) String() string {
 		`Memory:` + strings.Replace(strings.Replace(this.Memory.String(), "MemoryInstancetype", "MemoryInstancetype", 1), `&`, ``, 1) + `,`,
 		`IOThreadsPolicy:` + valueToStringGenerated(this.IOThreadsPolicy) + `,`,
 		`Annotations:` + mapStringForAnnotations + `,`,
+		`GPUs:` + repeatedStringForGPUs + `,`,
+		`HostDevices:` + repeatedStringForHostDevices + `,`,
+		`IOThreads:` + strings.Replace(this.IOThreads.String(), "DiskIOThreads", "DiskIOThreads", 1) + `,`,
+		`LaunchSecurity:` + strings.Replace(this.LaunchSecurity.String(), "LaunchSecurity", "LaunchSecurity", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -18631,6 +19368,10 @@ func (this *VirtualMachinePreferenceSpec) String() string {
 		`Annotations:` + mapStringForAnnotations + `,`,
 		`PreferSpreadSocketToCoreRatio:` + fmt.Sprintf("%v", this.PreferSpreadSocketToCoreRatio) + `,`,
 		`PreferredArchitecture:` + valueToStringGenerated(this.PreferredArchitecture) + `,`,
+		`Clock:` + strings.Replace(this.Clock.String(), "ClockPreferences", "ClockPreferences", 1) + `,`,
+		`Features:` + strings.Replace(this.Features.String(), "FeaturePreferences", "FeaturePreferences", 1) + `,`,
+		`Volumes:` + strings.Replace(this.Volumes.String(), "VolumePreferences", "VolumePreferences", 1) + `,`,
+		`PreferredLaunchSecurity:` + strings.Replace(this.PreferredLaunchSecurity.String(), "LaunchSecurity", "LaunchSecurity", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -18770,6 +19511,16 @@ func (this *VolumeMigrationState) String() string {
 	repeatedStringForMigratedVolumes += "}"
 	s := strings.Join([]string{`&VolumeMigrationState{`,
 		`MigratedVolumes:` + repeatedStringForMigratedVolumes + `,`,
+		`}`,
+	}, "")
+	return s
+}
+func (this *VolumePreferences) String() string {
+	if this == nil {
+		return "nil"
+	}
+	s := strings.Join([]string{`&VolumePreferences{`,
+		`PreferredStorageClassName:` + fmt.Sprintf("%v", this.PreferredStorageClassName) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -20385,6 +21136,78 @@ func (m *CPUInstancetype) Unmarshal(dAtA []byte) error {
 				}
 			}
 			m.MaxSockets = &v
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field NUMA", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.NUMA == nil {
+				m.NUMA = &NUMA{}
+			}
+			if err := m.NUMA.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 7:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Realtime", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Realtime == nil {
+				m.Realtime = &Realtime{}
+			}
+			if err := m.Realtime.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipGenerated(dAtA[iNdEx:])
@@ -20570,6 +21393,40 @@ func (m *CPUPreferences) Unmarshal(dAtA []byte) error {
 				m.SpreadOptions = &SpreadOptions{}
 			}
 			if err := m.SpreadOptions.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredCPUFeatures", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredCPUFeatures = append(m.PreferredCPUFeatures, CPUFeature{})
+			if err := m.PreferredCPUFeatures[len(m.PreferredCPUFeatures)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -21480,6 +22337,128 @@ func (m *ClockOffsetUTC) Unmarshal(dAtA []byte) error {
 				}
 			}
 			m.OffsetSeconds = &v
+		default:
+			iNdEx = preIndex
+			skippy, err := skipGenerated(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *ClockPreferences) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowGenerated
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: ClockPreferences: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: ClockPreferences: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredClockOffset", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredClockOffset == nil {
+				m.PreferredClockOffset = &ClockOffset{}
+			}
+			if err := m.PreferredClockOffset.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredTimer", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredTimer == nil {
+				m.PreferredTimer = &Timer{}
+			}
+			if err := m.PreferredTimer.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipGenerated(dAtA[iNdEx:])
@@ -23816,6 +24795,487 @@ func (m *DevicePreferences) Unmarshal(dAtA []byte) error {
 			if err := m.PreferredInterfaceMasquerade.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 10:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredAutoattachMemBalloon", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredAutoattachMemBalloon = &b
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredAutoattachInputDevice", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredAutoattachInputDevice = &b
+		case 12:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredDisableHotplug", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredDisableHotplug = &b
+		case 13:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredVirtualGPUOptions", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredVirtualGPUOptions == nil {
+				m.PreferredVirtualGPUOptions = &VGPUOptions{}
+			}
+			if err := m.PreferredVirtualGPUOptions.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredSoundModel", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredSoundModel = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 15:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredUseVirtioTransitional", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredUseVirtioTransitional = &b
+		case 16:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredInputBus", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredInputBus = InputBus(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 17:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredInputType", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredInputType = InputType(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 18:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredDiskDedicatedIoThread", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredDiskDedicatedIoThread = &b
+		case 19:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredDiskCache", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredDiskCache = DriverCache(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 20:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredDiskIO", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredDiskIO = DriverIO(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 21:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredDiskBlockSize", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredDiskBlockSize == nil {
+				m.PreferredDiskBlockSize = &BlockSize{}
+			}
+			if err := m.PreferredDiskBlockSize.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 22:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredBlockMultiQueue", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredBlockMultiQueue = &b
+		case 23:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredNetworkInterfaceMultiQueue", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			b := bool(v != 0)
+			m.PreferredNetworkInterfaceMultiQueue = &b
+		case 24:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredTPM", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredTPM == nil {
+				m.PreferredTPM = &TPMDevice{}
+			}
+			if err := m.PreferredTPM.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 25:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredPanicDeviceModel", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			s := PanicDeviceModel(dAtA[iNdEx:postIndex])
+			m.PreferredPanicDeviceModel = &s
+			iNdEx = postIndex
+		case 26:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredVideoType", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			s := string(dAtA[iNdEx:postIndex])
+			m.PreferredVideoType = &s
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -27595,6 +29055,272 @@ func (m *FeatureKVM) Unmarshal(dAtA []byte) error {
 				}
 			}
 			m.Hidden = bool(v != 0)
+		default:
+			iNdEx = preIndex
+			skippy, err := skipGenerated(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *FeaturePreferences) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowGenerated
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: FeaturePreferences: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: FeaturePreferences: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredAcpi", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredAcpi == nil {
+				m.PreferredAcpi = &FeatureState{}
+			}
+			if err := m.PreferredAcpi.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredApic", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredApic == nil {
+				m.PreferredApic = &FeatureAPIC{}
+			}
+			if err := m.PreferredApic.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredHyperv", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredHyperv == nil {
+				m.PreferredHyperv = &FeatureHyperv{}
+			}
+			if err := m.PreferredHyperv.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 4:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredKvm", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredKvm == nil {
+				m.PreferredKvm = &FeatureKVM{}
+			}
+			if err := m.PreferredKvm.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 5:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredPvspinlock", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredPvspinlock == nil {
+				m.PreferredPvspinlock = &FeatureState{}
+			}
+			if err := m.PreferredPvspinlock.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredSmm", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredSmm == nil {
+				m.PreferredSmm = &FeatureState{}
+			}
+			if err := m.PreferredSmm.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipGenerated(dAtA[iNdEx:])
@@ -33151,6 +34877,42 @@ func (m *MemoryInstancetype) Unmarshal(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 4:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Hugepages", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Hugepages == nil {
+				m.Hugepages = &Hugepages{}
+			}
+			if err := m.Hugepages.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipGenerated(dAtA[iNdEx:])
@@ -35618,6 +37380,39 @@ func (m *PreferenceRequirements) Unmarshal(dAtA []byte) error {
 			if err := m.Memory.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Architecture", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			s := string(dAtA[iNdEx:postIndex])
+			m.Architecture = &s
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -48875,7 +50670,7 @@ func (m *VirtualMachineInstancetypeSpec) Unmarshal(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			s := string(dAtA[iNdEx:postIndex])
+			s := IOThreadsPolicy(dAtA[iNdEx:postIndex])
 			m.IOThreadsPolicy = &s
 			iNdEx = postIndex
 		case 6:
@@ -49004,6 +50799,146 @@ func (m *VirtualMachineInstancetypeSpec) Unmarshal(dAtA []byte) error {
 				}
 			}
 			m.Annotations[mapkey] = mapvalue
+			iNdEx = postIndex
+		case 7:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field GPUs", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.GPUs = append(m.GPUs, GPU{})
+			if err := m.GPUs[len(m.GPUs)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 8:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field HostDevices", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.HostDevices = append(m.HostDevices, HostDevice{})
+			if err := m.HostDevices[len(m.HostDevices)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field IOThreads", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.IOThreads == nil {
+				m.IOThreads = &DiskIOThreads{}
+			}
+			if err := m.IOThreads.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 10:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field LaunchSecurity", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.LaunchSecurity == nil {
+				m.LaunchSecurity = &LaunchSecurity{}
+			}
+			if err := m.LaunchSecurity.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -50087,6 +52022,150 @@ func (m *VirtualMachinePreferenceSpec) Unmarshal(dAtA []byte) error {
 			}
 			s := string(dAtA[iNdEx:postIndex])
 			m.PreferredArchitecture = &s
+			iNdEx = postIndex
+		case 11:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Clock", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Clock == nil {
+				m.Clock = &ClockPreferences{}
+			}
+			if err := m.Clock.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 12:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Features", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Features == nil {
+				m.Features = &FeaturePreferences{}
+			}
+			if err := m.Features.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 13:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Volumes", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Volumes == nil {
+				m.Volumes = &VolumePreferences{}
+			}
+			if err := m.Volumes.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredLaunchSecurity", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.PreferredLaunchSecurity == nil {
+				m.PreferredLaunchSecurity = &LaunchSecurity{}
+			}
+			if err := m.PreferredLaunchSecurity.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -51676,6 +53755,88 @@ func (m *VolumeMigrationState) Unmarshal(dAtA []byte) error {
 			if err := m.MigratedVolumes[len(m.MigratedVolumes)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipGenerated(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *VolumePreferences) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowGenerated
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: VolumePreferences: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: VolumePreferences: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreferredStorageClassName", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.PreferredStorageClassName = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -76,14 +76,33 @@ type VirtualMachineInstancetypeSpec struct {
 	CPU CPUInstancetype `json:"cpu" protobuf:"bytes,3,opt,name=cpu"`
 	// Memory is the guest's memory. Required.
 	Memory MemoryInstancetype `json:"memory" protobuf:"bytes,4,opt,name=memory"`
-	// IOThreadsPolicy is KubeVirt's I/O thread policy. Not supported: this
-	// platform's VMIs have no I/O threads setting, so setting it is refused.
+	// IOThreadsPolicy is the instances' domain.ioThreadsPolicy: shared or
+	// auto (supplementalPool is refused, as on a VMI). A VM that sets its
+	// own conflicts.
 	// +optional
-	IOThreadsPolicy *string `json:"ioThreadsPolicy,omitempty" protobuf:"bytes,5,opt,name=ioThreadsPolicy"`
+	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty" protobuf:"bytes,5,opt,name=ioThreadsPolicy,casttype=IOThreadsPolicy"`
 	// Annotations are added to the VM's instances. An annotation the VM's
 	// template sets to another value conflicts.
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty" protobuf:"bytes,6,rep,name=annotations"`
+	// GPUs are passed through to the guest. Not supported, as on a VMI
+	// (no device plugin): setting them is refused.
+	// +optional
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty" protobuf:"bytes,7,rep,name=gpus"`
+	// HostDevices are passed through to the guest. Not supported, as on a
+	// VMI (no device plugin): setting them is refused.
+	// +optional
+	// +listType=atomic
+	HostDevices []HostDevice `json:"hostDevices,omitempty" protobuf:"bytes,8,rep,name=hostDevices"`
+	// IOThreads sizes the supplementalPool I/O threads policy. Not
+	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	// +optional
+	IOThreads *DiskIOThreads `json:"ioThreads,omitempty" protobuf:"bytes,9,opt,name=ioThreads"`
+	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
+	// (no KVM): setting it is refused.
+	// +optional
+	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty" protobuf:"bytes,10,opt,name=launchSecurity"`
 }
 
 // CPUInstancetype is the CPU of an instancetype.
@@ -107,6 +126,14 @@ type CPUInstancetype struct {
 	// supported: this platform has no CPU hotplug, so setting it is refused.
 	// +optional
 	MaxSockets *uint32 `json:"maxSockets,omitempty" protobuf:"varint,5,opt,name=maxSockets"`
+	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
+	// as on a VMI (no CPU manager): setting it is refused.
+	// +optional
+	NUMA *NUMA `json:"numa,omitempty" protobuf:"bytes,6,opt,name=numa"`
+	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
+	// on a VMI (no CPU manager): setting it is refused.
+	// +optional
+	Realtime *Realtime `json:"realtime,omitempty" protobuf:"bytes,7,opt,name=realtime"`
 }
 
 // MemoryInstancetype is the memory of an instancetype.
@@ -124,6 +151,10 @@ type MemoryInstancetype struct {
 	// refused.
 	// +optional
 	MaxGuest *resource.Quantity `json:"maxGuest,omitempty" protobuf:"bytes,3,opt,name=maxGuest"`
+	// Hugepages backs the guest's memory with huge pages. Not supported, as
+	// on a VMI (the nodes reserve none): setting it is refused.
+	// +optional
+	Hugepages *Hugepages `json:"hugepages,omitempty" protobuf:"bytes,4,opt,name=hugepages"`
 }
 
 // +genclient
@@ -220,6 +251,64 @@ type VirtualMachinePreferenceSpec struct {
 	// runs amd64 guests only: any other value is refused.
 	// +optional
 	PreferredArchitecture *string `json:"preferredArchitecture,omitempty" protobuf:"bytes,10,opt,name=preferredArchitecture"`
+	// Clock is the preferred guest clock.
+	// +optional
+	Clock *ClockPreferences `json:"clock,omitempty" protobuf:"bytes,11,opt,name=clock"`
+	// Features are the preferred hypervisor features.
+	// +optional
+	Features *FeaturePreferences `json:"features,omitempty" protobuf:"bytes,12,opt,name=features"`
+	// Volumes are the preferred volume settings.
+	// +optional
+	Volumes *VolumePreferences `json:"volumes,omitempty" protobuf:"bytes,13,opt,name=volumes"`
+	// PreferredLaunchSecurity is domain.launchSecurity when the VM sets
+	// none. A VMI refuses launch security, so a VM using a preference with
+	// it is refused at spec.template.spec.domain.launchSecurity.
+	// +optional
+	PreferredLaunchSecurity *LaunchSecurity `json:"preferredLaunchSecurity,omitempty" protobuf:"bytes,14,opt,name=preferredLaunchSecurity"`
+}
+
+// ClockPreferences are the preferred guest clock.
+type ClockPreferences struct {
+	// PreferredClockOffset is the clock's offset (utc or timezone) when the
+	// VM sets neither.
+	// +optional
+	PreferredClockOffset *ClockOffset `json:"preferredClockOffset,omitempty" protobuf:"bytes,1,opt,name=preferredClockOffset"`
+	// PreferredTimer is the clock's timers when the VM sets none.
+	// +optional
+	PreferredTimer *Timer `json:"preferredTimer,omitempty" protobuf:"bytes,2,opt,name=preferredTimer"`
+}
+
+// FeaturePreferences are the preferred hypervisor features; each fills the
+// VM's feature of that name when the VM leaves it empty.
+type FeaturePreferences struct {
+	// PreferredAcpi is features.acpi. As in KubeVirt it replaces the VM's
+	// (whose acpi cannot be told unset from enabled).
+	// +optional
+	PreferredAcpi *FeatureState `json:"preferredAcpi,omitempty" protobuf:"bytes,1,opt,name=preferredAcpi"`
+	// PreferredApic is features.apic when the VM sets none.
+	// +optional
+	PreferredApic *FeatureAPIC `json:"preferredApic,omitempty" protobuf:"bytes,2,opt,name=preferredApic"`
+	// PreferredHyperv fills each Hyper-V enlightenment the VM leaves unset.
+	// +optional
+	PreferredHyperv *FeatureHyperv `json:"preferredHyperv,omitempty" protobuf:"bytes,3,opt,name=preferredHyperv"`
+	// PreferredKvm is features.kvm when the VM sets none.
+	// +optional
+	PreferredKvm *FeatureKVM `json:"preferredKvm,omitempty" protobuf:"bytes,4,opt,name=preferredKvm"`
+	// PreferredPvspinlock is features.pvspinlock when the VM sets none.
+	// +optional
+	PreferredPvspinlock *FeatureState `json:"preferredPvspinlock,omitempty" protobuf:"bytes,5,opt,name=preferredPvspinlock"`
+	// PreferredSmm is features.smm when the VM sets none.
+	// +optional
+	PreferredSmm *FeatureState `json:"preferredSmm,omitempty" protobuf:"bytes,6,opt,name=preferredSmm"`
+}
+
+// VolumePreferences are the preferred volume settings.
+type VolumePreferences struct {
+	// PreferredStorageClassName is the storage class of the VM's
+	// DataVolume templates that name none. This platform has no DataVolume
+	// templates (they are refused), so it never applies.
+	// +optional
+	PreferredStorageClassName string `json:"preferredStorageClassName,omitempty" protobuf:"bytes,1,opt,name=preferredStorageClassName"`
 }
 
 // PreferredCPUTopology is how an instancetype's vCPUs are shown to the guest.
@@ -256,6 +345,11 @@ type CPUPreferences struct {
 	// SpreadOptions shape the spread topology.
 	// +optional
 	SpreadOptions *SpreadOptions `json:"spreadOptions,omitempty" protobuf:"bytes,2,opt,name=spreadOptions"`
+	// PreferredCPUFeatures are added to cpu.features, each unless the VM
+	// lists a feature of that name.
+	// +optional
+	// +listType=atomic
+	PreferredCPUFeatures []CPUFeature `json:"preferredCPUFeatures,omitempty" protobuf:"bytes,3,rep,name=preferredCPUFeatures"`
 }
 
 // SpreadAcross is what the spread topology spreads vCPUs over.
@@ -319,6 +413,72 @@ type DevicePreferences struct {
 	// masquerade NIC.
 	// +optional
 	PreferredInterfaceMasquerade *InterfaceMasquerade `json:"preferredInterfaceMasquerade,omitempty" protobuf:"bytes,9,opt,name=preferredInterfaceMasquerade"`
+	// PreferredAutoattachMemBalloon is autoattachMemBalloon when the VM
+	// does not set it.
+	// +optional
+	PreferredAutoattachMemBalloon *bool `json:"preferredAutoattachMemBalloon,omitempty" protobuf:"varint,10,opt,name=preferredAutoattachMemBalloon"`
+	// PreferredAutoattachInputDevice is autoattachInputDevice when the VM
+	// does not set it.
+	// +optional
+	PreferredAutoattachInputDevice *bool `json:"preferredAutoattachInputDevice,omitempty" protobuf:"varint,11,opt,name=preferredAutoattachInputDevice"`
+	// PreferredDisableHotplug is disableHotplug. As in KubeVirt it
+	// replaces the VM's (a plain bool, unset cannot be told from false).
+	// +optional
+	PreferredDisableHotplug *bool `json:"preferredDisableHotplug,omitempty" protobuf:"varint,12,opt,name=preferredDisableHotplug"`
+	// PreferredVirtualGPUOptions are the virtualGPUOptions of each GPU
+	// that has none. GPUs are refused on this platform, so it never
+	// applies to an accepted VM.
+	// +optional
+	PreferredVirtualGPUOptions *VGPUOptions `json:"preferredVirtualGPUOptions,omitempty" protobuf:"bytes,13,opt,name=preferredVirtualGPUOptions"`
+	// PreferredSoundModel is the model of the VM's sound device when it
+	// names none; it adds no sound device.
+	// +optional
+	PreferredSoundModel string `json:"preferredSoundModel,omitempty" protobuf:"bytes,14,opt,name=preferredSoundModel"`
+	// PreferredUseVirtioTransitional is useVirtioTransitional when the VM
+	// does not set it.
+	// +optional
+	PreferredUseVirtioTransitional *bool `json:"preferredUseVirtioTransitional,omitempty" protobuf:"varint,15,opt,name=preferredUseVirtioTransitional"`
+	// PreferredInputBus is the bus of each input device that names none.
+	// +optional
+	PreferredInputBus InputBus `json:"preferredInputBus,omitempty" protobuf:"bytes,16,opt,name=preferredInputBus,casttype=InputBus"`
+	// PreferredInputType is the type of each input device that names none.
+	// +optional
+	PreferredInputType InputType `json:"preferredInputType,omitempty" protobuf:"bytes,17,opt,name=preferredInputType,casttype=InputType"`
+	// PreferredDiskDedicatedIoThread is dedicatedIOThread of each virtio
+	// disk that does not set it.
+	// +optional
+	PreferredDiskDedicatedIoThread *bool `json:"preferredDiskDedicatedIoThread,omitempty" protobuf:"varint,18,opt,name=preferredDiskDedicatedIoThread"`
+	// PreferredDiskCache is the cache mode of each disk that names none.
+	// +optional
+	PreferredDiskCache DriverCache `json:"preferredDiskCache,omitempty" protobuf:"bytes,19,opt,name=preferredDiskCache,casttype=DriverCache"`
+	// PreferredDiskIO is the I/O mode of each disk that names none.
+	// +optional
+	PreferredDiskIO DriverIO `json:"preferredDiskIO,omitempty" protobuf:"bytes,20,opt,name=preferredDiskIO,casttype=DriverIO"`
+	// PreferredDiskBlockSize is the block size of each disk that has none.
+	// +optional
+	PreferredDiskBlockSize *BlockSize `json:"preferredDiskBlockSize,omitempty" protobuf:"bytes,21,opt,name=preferredDiskBlockSize"`
+	// PreferredBlockMultiQueue is blockMultiQueue when the VM does not set
+	// it.
+	// +optional
+	PreferredBlockMultiQueue *bool `json:"preferredBlockMultiQueue,omitempty" protobuf:"varint,22,opt,name=preferredBlockMultiQueue"`
+	// PreferredNetworkInterfaceMultiQueue is networkInterfaceMultiqueue
+	// when the VM does not set it. A VMI refuses true (single-queue taps),
+	// so a VM using a preference with true is refused there.
+	// +optional
+	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty" protobuf:"varint,23,opt,name=preferredNetworkInterfaceMultiQueue"`
+	// PreferredTPM is the VM's TPM when it has none. A VMI refuses an
+	// enabled TPM (not implemented yet), so a VM using a preference with
+	// one is refused at spec.template.spec.domain.devices.tpm.
+	// +optional
+	PreferredTPM *TPMDevice `json:"preferredTPM,omitempty" protobuf:"bytes,24,opt,name=preferredTPM"`
+	// PreferredPanicDeviceModel is the model of each panic device that
+	// names none; a VM without panic devices gets one of this model.
+	// +optional
+	PreferredPanicDeviceModel *PanicDeviceModel `json:"preferredPanicDeviceModel,omitempty" protobuf:"bytes,25,opt,name=preferredPanicDeviceModel,casttype=PanicDeviceModel"`
+	// PreferredVideoType is the type of the VM's video device when it
+	// names none.
+	// +optional
+	PreferredVideoType *string `json:"preferredVideoType,omitempty" protobuf:"bytes,26,opt,name=preferredVideoType"`
 }
 
 // FirmwarePreferences are the preferred boot firmware.
@@ -358,6 +518,10 @@ type PreferenceRequirements struct {
 	// Memory is the least memory.
 	// +optional
 	Memory *MemoryPreferenceRequirement `json:"memory,omitempty" protobuf:"bytes,2,opt,name=memory"`
+	// Architecture is the guest architecture the VM must have. This
+	// platform runs amd64 guests only: any other value is refused.
+	// +optional
+	Architecture *string `json:"architecture,omitempty" protobuf:"bytes,3,opt,name=architecture"`
 }
 
 // CPUPreferenceRequirement is the least vCPUs a guest needs.

@@ -30,6 +30,18 @@ import (
 // All generated defaulters are covering - they call all nested defaulters.
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&VirtualMachine{}, func(obj interface{}) { SetObjectDefaults_VirtualMachine(obj.(*VirtualMachine)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineClusterInstancetype{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineClusterInstancetype(obj.(*VirtualMachineClusterInstancetype))
+	})
+	scheme.AddTypeDefaultingFunc(&VirtualMachineClusterInstancetypeList{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineClusterInstancetypeList(obj.(*VirtualMachineClusterInstancetypeList))
+	})
+	scheme.AddTypeDefaultingFunc(&VirtualMachineClusterPreference{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineClusterPreference(obj.(*VirtualMachineClusterPreference))
+	})
+	scheme.AddTypeDefaultingFunc(&VirtualMachineClusterPreferenceList{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineClusterPreferenceList(obj.(*VirtualMachineClusterPreferenceList))
+	})
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstance{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstance(obj.(*VirtualMachineInstance)) })
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstanceList(obj.(*VirtualMachineInstanceList)) })
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceReplicaSet{}, func(obj interface{}) {
@@ -38,12 +50,150 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceReplicaSetList{}, func(obj interface{}) {
 		SetObjectDefaults_VirtualMachineInstanceReplicaSetList(obj.(*VirtualMachineInstanceReplicaSetList))
 	})
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstancetype{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstancetype(obj.(*VirtualMachineInstancetype)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstancetypeList{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachineInstancetypeList(obj.(*VirtualMachineInstancetypeList))
+	})
 	scheme.AddTypeDefaultingFunc(&VirtualMachineList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineList(obj.(*VirtualMachineList)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachinePreference{}, func(obj interface{}) { SetObjectDefaults_VirtualMachinePreference(obj.(*VirtualMachinePreference)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachinePreferenceList{}, func(obj interface{}) {
+		SetObjectDefaults_VirtualMachinePreferenceList(obj.(*VirtualMachinePreferenceList))
+	})
 	return nil
 }
 
 func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
 	SetDefaults_VirtualMachine(in)
+}
+
+func SetObjectDefaults_VirtualMachineClusterInstancetype(in *VirtualMachineClusterInstancetype) {
+	for i := range in.Spec.GPUs {
+		a := &in.Spec.GPUs[i]
+		if a.VirtualGPUOptions != nil {
+			if a.VirtualGPUOptions.Display != nil {
+				if a.VirtualGPUOptions.Display.RamFB != nil {
+					SetDefaults_FeatureState(a.VirtualGPUOptions.Display.RamFB)
+				}
+			}
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineClusterInstancetypeList(in *VirtualMachineClusterInstancetypeList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachineClusterInstancetype(a)
+	}
+}
+
+func SetObjectDefaults_VirtualMachineClusterPreference(in *VirtualMachineClusterPreference) {
+	if in.Spec.Devices != nil {
+		if in.Spec.Devices.PreferredVirtualGPUOptions != nil {
+			if in.Spec.Devices.PreferredVirtualGPUOptions.Display != nil {
+				if in.Spec.Devices.PreferredVirtualGPUOptions.Display.RamFB != nil {
+					SetDefaults_FeatureState(in.Spec.Devices.PreferredVirtualGPUOptions.Display.RamFB)
+				}
+			}
+		}
+		if in.Spec.Devices.PreferredDiskBlockSize != nil {
+			if in.Spec.Devices.PreferredDiskBlockSize.MatchVolume != nil {
+				SetDefaults_FeatureState(in.Spec.Devices.PreferredDiskBlockSize.MatchVolume)
+			}
+		}
+	}
+	if in.Spec.Clock != nil {
+		if in.Spec.Clock.PreferredTimer != nil {
+			if in.Spec.Clock.PreferredTimer.HPET != nil {
+				SetDefaults_HPETTimer(in.Spec.Clock.PreferredTimer.HPET)
+			}
+			if in.Spec.Clock.PreferredTimer.KVM != nil {
+				SetDefaults_KVMTimer(in.Spec.Clock.PreferredTimer.KVM)
+			}
+			if in.Spec.Clock.PreferredTimer.PIT != nil {
+				SetDefaults_PITTimer(in.Spec.Clock.PreferredTimer.PIT)
+			}
+			if in.Spec.Clock.PreferredTimer.RTC != nil {
+				SetDefaults_RTCTimer(in.Spec.Clock.PreferredTimer.RTC)
+			}
+			if in.Spec.Clock.PreferredTimer.Hyperv != nil {
+				SetDefaults_HypervTimer(in.Spec.Clock.PreferredTimer.Hyperv)
+			}
+		}
+	}
+	if in.Spec.Features != nil {
+		if in.Spec.Features.PreferredAcpi != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredAcpi)
+		}
+		if in.Spec.Features.PreferredApic != nil {
+			SetDefaults_FeatureAPIC(in.Spec.Features.PreferredApic)
+		}
+		if in.Spec.Features.PreferredHyperv != nil {
+			if in.Spec.Features.PreferredHyperv.Relaxed != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Relaxed)
+			}
+			if in.Spec.Features.PreferredHyperv.VAPIC != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.VAPIC)
+			}
+			if in.Spec.Features.PreferredHyperv.Spinlocks != nil {
+				SetDefaults_FeatureSpinlocks(in.Spec.Features.PreferredHyperv.Spinlocks)
+			}
+			if in.Spec.Features.PreferredHyperv.VPIndex != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.VPIndex)
+			}
+			if in.Spec.Features.PreferredHyperv.Runtime != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Runtime)
+			}
+			if in.Spec.Features.PreferredHyperv.SyNIC != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.SyNIC)
+			}
+			if in.Spec.Features.PreferredHyperv.SyNICTimer != nil {
+				SetDefaults_SyNICTimer(in.Spec.Features.PreferredHyperv.SyNICTimer)
+				if in.Spec.Features.PreferredHyperv.SyNICTimer.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.SyNICTimer.Direct)
+				}
+			}
+			if in.Spec.Features.PreferredHyperv.HypervReset != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.HypervReset)
+			}
+			if in.Spec.Features.PreferredHyperv.VendorID != nil {
+				SetDefaults_FeatureVendorID(in.Spec.Features.PreferredHyperv.VendorID)
+			}
+			if in.Spec.Features.PreferredHyperv.Frequencies != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Frequencies)
+			}
+			if in.Spec.Features.PreferredHyperv.Reenlightenment != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Reenlightenment)
+			}
+			if in.Spec.Features.PreferredHyperv.TLBFlush != nil {
+				SetDefaults_TLBFlush(in.Spec.Features.PreferredHyperv.TLBFlush)
+				if in.Spec.Features.PreferredHyperv.TLBFlush.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.TLBFlush.Direct)
+				}
+				if in.Spec.Features.PreferredHyperv.TLBFlush.Extended != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.TLBFlush.Extended)
+				}
+			}
+			if in.Spec.Features.PreferredHyperv.IPI != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.IPI)
+			}
+			if in.Spec.Features.PreferredHyperv.EVMCS != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.EVMCS)
+			}
+		}
+		if in.Spec.Features.PreferredPvspinlock != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredPvspinlock)
+		}
+		if in.Spec.Features.PreferredSmm != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredSmm)
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineClusterPreferenceList(in *VirtualMachineClusterPreferenceList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachineClusterPreference(a)
+	}
 }
 
 func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {
@@ -321,9 +471,139 @@ func SetObjectDefaults_VirtualMachineInstanceReplicaSetList(in *VirtualMachineIn
 	}
 }
 
+func SetObjectDefaults_VirtualMachineInstancetype(in *VirtualMachineInstancetype) {
+	for i := range in.Spec.GPUs {
+		a := &in.Spec.GPUs[i]
+		if a.VirtualGPUOptions != nil {
+			if a.VirtualGPUOptions.Display != nil {
+				if a.VirtualGPUOptions.Display.RamFB != nil {
+					SetDefaults_FeatureState(a.VirtualGPUOptions.Display.RamFB)
+				}
+			}
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineInstancetypeList(in *VirtualMachineInstancetypeList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachineInstancetype(a)
+	}
+}
+
 func SetObjectDefaults_VirtualMachineList(in *VirtualMachineList) {
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_VirtualMachine(a)
+	}
+}
+
+func SetObjectDefaults_VirtualMachinePreference(in *VirtualMachinePreference) {
+	if in.Spec.Devices != nil {
+		if in.Spec.Devices.PreferredVirtualGPUOptions != nil {
+			if in.Spec.Devices.PreferredVirtualGPUOptions.Display != nil {
+				if in.Spec.Devices.PreferredVirtualGPUOptions.Display.RamFB != nil {
+					SetDefaults_FeatureState(in.Spec.Devices.PreferredVirtualGPUOptions.Display.RamFB)
+				}
+			}
+		}
+		if in.Spec.Devices.PreferredDiskBlockSize != nil {
+			if in.Spec.Devices.PreferredDiskBlockSize.MatchVolume != nil {
+				SetDefaults_FeatureState(in.Spec.Devices.PreferredDiskBlockSize.MatchVolume)
+			}
+		}
+	}
+	if in.Spec.Clock != nil {
+		if in.Spec.Clock.PreferredTimer != nil {
+			if in.Spec.Clock.PreferredTimer.HPET != nil {
+				SetDefaults_HPETTimer(in.Spec.Clock.PreferredTimer.HPET)
+			}
+			if in.Spec.Clock.PreferredTimer.KVM != nil {
+				SetDefaults_KVMTimer(in.Spec.Clock.PreferredTimer.KVM)
+			}
+			if in.Spec.Clock.PreferredTimer.PIT != nil {
+				SetDefaults_PITTimer(in.Spec.Clock.PreferredTimer.PIT)
+			}
+			if in.Spec.Clock.PreferredTimer.RTC != nil {
+				SetDefaults_RTCTimer(in.Spec.Clock.PreferredTimer.RTC)
+			}
+			if in.Spec.Clock.PreferredTimer.Hyperv != nil {
+				SetDefaults_HypervTimer(in.Spec.Clock.PreferredTimer.Hyperv)
+			}
+		}
+	}
+	if in.Spec.Features != nil {
+		if in.Spec.Features.PreferredAcpi != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredAcpi)
+		}
+		if in.Spec.Features.PreferredApic != nil {
+			SetDefaults_FeatureAPIC(in.Spec.Features.PreferredApic)
+		}
+		if in.Spec.Features.PreferredHyperv != nil {
+			if in.Spec.Features.PreferredHyperv.Relaxed != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Relaxed)
+			}
+			if in.Spec.Features.PreferredHyperv.VAPIC != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.VAPIC)
+			}
+			if in.Spec.Features.PreferredHyperv.Spinlocks != nil {
+				SetDefaults_FeatureSpinlocks(in.Spec.Features.PreferredHyperv.Spinlocks)
+			}
+			if in.Spec.Features.PreferredHyperv.VPIndex != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.VPIndex)
+			}
+			if in.Spec.Features.PreferredHyperv.Runtime != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Runtime)
+			}
+			if in.Spec.Features.PreferredHyperv.SyNIC != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.SyNIC)
+			}
+			if in.Spec.Features.PreferredHyperv.SyNICTimer != nil {
+				SetDefaults_SyNICTimer(in.Spec.Features.PreferredHyperv.SyNICTimer)
+				if in.Spec.Features.PreferredHyperv.SyNICTimer.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.SyNICTimer.Direct)
+				}
+			}
+			if in.Spec.Features.PreferredHyperv.HypervReset != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.HypervReset)
+			}
+			if in.Spec.Features.PreferredHyperv.VendorID != nil {
+				SetDefaults_FeatureVendorID(in.Spec.Features.PreferredHyperv.VendorID)
+			}
+			if in.Spec.Features.PreferredHyperv.Frequencies != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Frequencies)
+			}
+			if in.Spec.Features.PreferredHyperv.Reenlightenment != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.Reenlightenment)
+			}
+			if in.Spec.Features.PreferredHyperv.TLBFlush != nil {
+				SetDefaults_TLBFlush(in.Spec.Features.PreferredHyperv.TLBFlush)
+				if in.Spec.Features.PreferredHyperv.TLBFlush.Direct != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.TLBFlush.Direct)
+				}
+				if in.Spec.Features.PreferredHyperv.TLBFlush.Extended != nil {
+					SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.TLBFlush.Extended)
+				}
+			}
+			if in.Spec.Features.PreferredHyperv.IPI != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.IPI)
+			}
+			if in.Spec.Features.PreferredHyperv.EVMCS != nil {
+				SetDefaults_FeatureState(in.Spec.Features.PreferredHyperv.EVMCS)
+			}
+		}
+		if in.Spec.Features.PreferredPvspinlock != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredPvspinlock)
+		}
+		if in.Spec.Features.PreferredSmm != nil {
+			SetDefaults_FeatureState(in.Spec.Features.PreferredSmm)
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachinePreferenceList(in *VirtualMachinePreferenceList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachinePreference(a)
 	}
 }

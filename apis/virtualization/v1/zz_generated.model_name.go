@@ -127,6 +127,11 @@ func (in ClockOffsetUTC) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClockPreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.ClockPreferences"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitConfigDriveSource) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.CloudInitConfigDriveSource"
 }
@@ -309,6 +314,11 @@ func (in FeatureHyperv) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in FeatureKVM) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.FeatureKVM"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeaturePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.FeaturePreferences"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -1034,6 +1044,11 @@ func (in Volume) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeMigrationState) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VolumeMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumePreferences) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VolumePreferences"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

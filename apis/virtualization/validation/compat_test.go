@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,8 +83,18 @@ func validate(t *testing.T, obj runtime.Object) (field.ErrorList, []string) {
 	case *virtualization.VirtualMachine:
 		o.Namespace = "default"
 		return ValidateVirtualMachine(o), VirtualMachineWarnings(o)
+	case *virtualization.VirtualMachineInstancetype:
+		o.Namespace = "default"
+		return ValidateVirtualMachineInstancetype(o), nil
+	case *virtualization.VirtualMachineClusterInstancetype:
+		return ValidateVirtualMachineClusterInstancetype(o), nil
+	case *virtualization.VirtualMachinePreference:
+		o.Namespace = "default"
+		return ValidateVirtualMachinePreference(o), nil
+	case *virtualization.VirtualMachineClusterPreference:
+		return ValidateVirtualMachineClusterPreference(o), nil
 	}
-	t.Fatalf("decoded a %T, want a VirtualMachineInstance or a VirtualMachine", obj)
+	t.Fatalf("decoded a %T, want a VirtualMachineInstance, a VirtualMachine, an instancetype or a preference", obj)
 	return nil, nil
 }
 
@@ -111,4 +122,72 @@ func checkRefusals(t *testing.T, want []compat.Refusal, errs field.ErrorList) {
 			t.Errorf("unexpected error: %v", e)
 		}
 	}
+}
+
+// instancetypeStructs are the structs of the instancetype and preference
+// specs themselves (not the VMI types they hold).
+var instancetypeStructs = map[string]bool{
+	"VirtualMachineInstancetypeSpec": true, "CPUInstancetype": true, "MemoryInstancetype": true,
+	"VirtualMachinePreferenceSpec": true, "CPUPreferences": true, "SpreadOptions": true, "DevicePreferences": true,
+	"FeaturePreferences": true, "FirmwarePreferences": true, "MachinePreferences": true, "ClockPreferences": true,
+	"VolumePreferences": true, "PreferenceRequirements": true,
+}
+
+// The every-field manifests really carry every field of KubeVirt's
+// instancetype and preference specs, so their strict decoding proves that
+// none of them is an unknown field: a field added to the spec without
+// being added to the manifest fails here.
+func TestKubeVirtInstancetypeManifestsSetEveryField(t *testing.T) {
+	manifests, err := compat.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"instancetype-every-field", "preference-every-field"} {
+		t.Run(name, func(t *testing.T) {
+			i := slices.IndexFunc(manifests, func(m compat.Manifest) bool { return m.Name == name })
+			if i < 0 {
+				t.Fatalf("no manifest %s", name)
+			}
+			obj, err := runtime.Decode(strictDecoder(), manifests[i].Moved())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec reflect.Value
+			switch o := obj.(type) {
+			case *virtualization.VirtualMachineInstancetype:
+				spec = reflect.ValueOf(o.Spec)
+			case *virtualization.VirtualMachinePreference:
+				spec = reflect.ValueOf(o.Spec)
+			default:
+				t.Fatalf("decoded a %T", obj)
+			}
+			for _, unset := range unsetFields(spec, "spec") {
+				t.Errorf("%s is not set", unset)
+			}
+		})
+	}
+}
+
+// unsetFields lists the zero fields of v, looking into the instancetype's
+// and preference's own structs.
+func unsetFields(v reflect.Value, path string) []string {
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	var out []string
+	for i := 0; i < v.NumField(); i++ {
+		f, name := v.Field(i), path+"."+v.Type().Field(i).Name
+		if f.IsZero() {
+			out = append(out, name)
+			continue
+		}
+		t := f.Type()
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Struct && instancetypeStructs[t.Name()] {
+			out = append(out, unsetFields(f, name)...)
+		}
+	}
+	return out
 }

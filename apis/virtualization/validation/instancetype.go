@@ -107,6 +107,14 @@ func ValidateInstancetypeSpec(spec *virtualization.VirtualMachineInstancetypeSpe
 	if spec.CPU.MaxSockets != nil {
 		allErrs = append(allErrs, field.Forbidden(cpuPath.Child("maxSockets"), "not supported: this platform has no CPU hotplug"))
 	}
+	// The hardware below is refused on a VMI for the same reasons; an
+	// instancetype asking for it could never size an accepted VM.
+	if spec.CPU.NUMA != nil {
+		allErrs = append(allErrs, unsupported(cpuPath.Child("numa"), "a guest NUMA topology mapped onto the host is", whyNoCPUManager))
+	}
+	if spec.CPU.Realtime != nil {
+		allErrs = append(allErrs, unsupported(cpuPath.Child("realtime"), "real-time vCPUs are", whyNoCPUManager))
+	}
 
 	memPath := fldPath.Child("memory")
 	switch guest := spec.Memory.Guest; {
@@ -123,8 +131,27 @@ func ValidateInstancetypeSpec(spec *virtualization.VirtualMachineInstancetypeSpe
 	if spec.Memory.MaxGuest != nil {
 		allErrs = append(allErrs, field.Forbidden(memPath.Child("maxGuest"), "not supported: this platform has no memory hotplug"))
 	}
-	if spec.IOThreadsPolicy != nil {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("ioThreadsPolicy"), "not supported: this platform's guests have no I/O thread settings"))
+	if spec.Memory.Hugepages != nil {
+		allErrs = append(allErrs, unsupported(memPath.Child("hugepages"), "huge pages are", whyNoHugepages))
+	}
+	switch p := spec.IOThreadsPolicy; {
+	case p == nil:
+	case *p == virtualization.IOThreadsPolicySupplementalPool:
+		allErrs = append(allErrs, unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy is", whyNoIOThreadsPool+"; use shared or auto"))
+	case !slices.Contains(ioThreadsPolicies, *p):
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("ioThreadsPolicy"), *p, ioThreadsPolicies[:2]))
+	}
+	if spec.IOThreads != nil {
+		allErrs = append(allErrs, unsupported(fldPath.Child("ioThreads"), "ioThreads is", "it sizes the supplementalPool policy: "+whyNoIOThreadsPool))
+	}
+	if len(spec.GPUs) > 0 {
+		allErrs = append(allErrs, unsupported(fldPath.Child("gpus"), "GPUs are", whyNoDevicePlugin))
+	}
+	if len(spec.HostDevices) > 0 {
+		allErrs = append(allErrs, unsupported(fldPath.Child("hostDevices"), "host devices are", whyNoDevicePlugin))
+	}
+	if spec.LaunchSecurity != nil {
+		allErrs = append(allErrs, unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX) is", whyNoLaunchSecurity))
 	}
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	allErrs = append(allErrs, validateDNSSubdomain(spec.SchedulerName, fldPath.Child("schedulerName"))...)
@@ -166,6 +193,7 @@ func ValidatePreferenceSpec(spec *virtualization.VirtualMachinePreferenceSpec, f
 		if d.PreferredInterfaceModel != "" && !slices.Contains(nicModels, d.PreferredInterfaceModel) {
 			allErrs = append(allErrs, field.NotSupported(p.Child("preferredInterfaceModel"), d.PreferredInterfaceModel, nicModels))
 		}
+		allErrs = append(allErrs, validateDevicePreferenceEnums(d, p)...)
 	}
 	if m := spec.Machine; m != nil && m.PreferredMachineType != "" && !machineTypeRegexp.MatchString(m.PreferredMachineType) {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("machine", "preferredMachineType"), m.PreferredMachineType, []string{"q35", "pc-q35-<version>", "pc", "pc-i440fx-<version>"}))
@@ -184,10 +212,47 @@ func ValidatePreferenceSpec(spec *virtualization.VirtualMachinePreferenceSpec, f
 		if r.Memory != nil && (r.Memory.Guest.Sign() <= 0 || r.Memory.Guest.Cmp(MaxGuestMemory) > 0) {
 			allErrs = append(allErrs, field.Invalid(p.Child("memory", "guest"), r.Memory.Guest.String(), "must be more than 0 and at most "+MaxGuestMemory.String()))
 		}
+		// A VM can only have the one architecture, so any other
+		// requirement could never be met.
+		if a := r.Architecture; a != nil && *a != SupportedArchitecture {
+			allErrs = append(allErrs, field.NotSupported(p.Child("architecture"), *a, []string{SupportedArchitecture}))
+		}
 	}
 	if a := spec.PreferredArchitecture; a != nil && *a != SupportedArchitecture {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("preferredArchitecture"), *a, []string{SupportedArchitecture}))
 	}
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(spec.Annotations, fldPath.Child("annotations"))...)
 	return allErrs
+}
+
+// validateDevicePreferenceEnums checks the preferred values of KubeVirt's
+// device enums against the values a VMI accepts, so that a typo fails when
+// the preference is written, not when a VM first uses it. Values a VMI
+// accepts but refuses to run (an enabled TPM, multi-queue NICs) are
+// accepted here: KubeVirt's common preferences carry them, and a VM using
+// such a preference is refused at the template's field.
+func validateDevicePreferenceEnums(d *virtualization.DevicePreferences, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if v := d.PreferredInputBus; v != "" && !slices.Contains(inputBuses, v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredInputBus"), v, inputBuses))
+	}
+	if v := d.PreferredInputType; v != "" && !slices.Contains(inputTypes, v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredInputType"), v, inputTypes))
+	}
+	if v := d.PreferredSoundModel; v != "" && !slices.Contains(soundModels, v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredSoundModel"), v, soundModels))
+	}
+	if v := d.PreferredVideoType; v != nil && !slices.Contains(videoTypes, *v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredVideoType"), *v, videoTypes))
+	}
+	if v := d.PreferredPanicDeviceModel; v != nil && !slices.Contains(panicModels, *v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredPanicDeviceModel"), *v, panicModels))
+	}
+	if v := d.PreferredDiskCache; v != "" && !slices.Contains(diskCaches, v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredDiskCache"), v, diskCaches))
+	}
+	if v := d.PreferredDiskIO; v != "" && !slices.Contains(diskIOs, v) {
+		errs = append(errs, field.NotSupported(p.Child("preferredDiskIO"), v, diskIOs))
+	}
+	return errs
 }

@@ -40,7 +40,42 @@ func TestValidateInstancetypeSpec(t *testing.T) {
 			[]string{"spec.memory.overcommitPercent"}},
 		{"too much memory", func(s *virtualization.VirtualMachineInstancetypeSpec) { s.Memory.Guest = resource.MustParse("1Pi") },
 			[]string{"spec.memory.guest"}},
-		{"io threads", func(s *virtualization.VirtualMachineInstancetypeSpec) { s.IOThreadsPolicy = ptr.To("auto") }, []string{"spec.ioThreadsPolicy"}},
+		{"io threads shared", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.IOThreadsPolicy = ptr.To(virtualization.IOThreadsPolicyShared)
+		}, nil},
+		{"io threads auto", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.IOThreadsPolicy = ptr.To(virtualization.IOThreadsPolicyAuto)
+		}, nil},
+		{"io threads supplementalPool", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.IOThreadsPolicy = ptr.To(virtualization.IOThreadsPolicySupplementalPool)
+		}, []string{"spec.ioThreadsPolicy"}},
+		{"io threads unknown", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.IOThreadsPolicy = ptr.To(virtualization.IOThreadsPolicy("all"))
+		},
+			[]string{"spec.ioThreadsPolicy"}},
+		{"io thread pool", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.IOThreads = &virtualization.DiskIOThreads{SupplementalPoolThreadCount: ptr.To(uint32(4))}
+		}, []string{"spec.ioThreads"}},
+		{"gpus", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.GPUs = []virtualization.GPU{{Name: "gpu1", DeviceName: "nvidia.com/GP102GL_Tesla_P40"}}
+		}, []string{"spec.gpus"}},
+		{"host devices", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.HostDevices = []virtualization.HostDevice{{Name: "dev1", DeviceName: "example.com/nic"}}
+		}, []string{"spec.hostDevices"}},
+		{"launch security", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.LaunchSecurity = &virtualization.LaunchSecurity{}
+		},
+			[]string{"spec.launchSecurity"}},
+		{"numa", func(s *virtualization.VirtualMachineInstancetypeSpec) { s.CPU.NUMA = &virtualization.NUMA{} }, []string{"spec.cpu.numa"}},
+		{"realtime", func(s *virtualization.VirtualMachineInstancetypeSpec) { s.CPU.Realtime = &virtualization.Realtime{} }, []string{"spec.cpu.realtime"}},
+		{"hugepages", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.Memory.Hugepages = &virtualization.Hugepages{PageSize: "2Mi"}
+		},
+			[]string{"spec.memory.hugepages"}},
+		{"memory hotplug", func(s *virtualization.VirtualMachineInstancetypeSpec) {
+			s.Memory.MaxGuest = ptr.To(resource.MustParse("8Gi"))
+		},
+			[]string{"spec.memory.maxGuest"}},
 		{"bad node selector", func(s *virtualization.VirtualMachineInstancetypeSpec) { s.NodeSelector = map[string]string{"a b": "c"} },
 			[]string{"spec.nodeSelector"}},
 	} {
@@ -75,6 +110,21 @@ func TestValidatePreferenceSpec(t *testing.T) {
 			CPU: &virtualization.CPUPreferenceRequirement{}}}, []string{"spec.requirements.cpu.guest"}},
 		{"amd64", virtualization.VirtualMachinePreferenceSpec{PreferredArchitecture: ptr.To("amd64")}, nil},
 		{"s390x", virtualization.VirtualMachinePreferenceSpec{PreferredArchitecture: ptr.To("s390x")}, []string{"spec.preferredArchitecture"}},
+		{"required s390x", virtualization.VirtualMachinePreferenceSpec{Requirements: &virtualization.PreferenceRequirements{Architecture: ptr.To("s390x")}},
+			[]string{"spec.requirements.architecture"}},
+		{"required amd64", virtualization.VirtualMachinePreferenceSpec{Requirements: &virtualization.PreferenceRequirements{Architecture: ptr.To("amd64")}}, nil},
+		{"device enums", virtualization.VirtualMachinePreferenceSpec{Devices: &virtualization.DevicePreferences{
+			PreferredInputBus: "ps2", PreferredInputType: "mouse", PreferredSoundModel: "sb16", PreferredVideoType: ptr.To("qxl"),
+			PreferredPanicDeviceModel: ptr.To(virtualization.PanicDeviceModel("s390")), PreferredDiskCache: "unsafe", PreferredDiskIO: "uring",
+		}}, []string{"spec.devices.preferredInputBus", "spec.devices.preferredInputType", "spec.devices.preferredSoundModel",
+			"spec.devices.preferredVideoType", "spec.devices.preferredPanicDeviceModel", "spec.devices.preferredDiskCache", "spec.devices.preferredDiskIO"}},
+		// Accepted although a VMI refuses what they fill in: the refusal is
+		// the VM's, at the template's field, when it uses the preference.
+		{"refused on the VMI", virtualization.VirtualMachinePreferenceSpec{
+			Devices: &virtualization.DevicePreferences{PreferredTPM: &virtualization.TPMDevice{}, PreferredNetworkInterfaceMultiQueue: ptr.To(true),
+				PreferredInputBus: virtualization.InputBusVirtio, PreferredInputType: virtualization.InputTypeTablet, PreferredDiskCache: virtualization.CacheNone},
+			PreferredLaunchSecurity: &virtualization.LaunchSecurity{},
+		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := fields(ValidatePreferenceSpec(&tc.spec, field.NewPath("spec"))); !equalStrings(got, tc.want) {

@@ -29,6 +29,9 @@ const (
 	whyNoCDI            = "the Containerized Data Importer (CDI) is not installed with this platform; create a PersistentVolumeClaim and use a persistentVolumeClaim volume"
 	whyLibvirtAddresses = "libvirt places the devices of a guest here; remove the address"
 	whyRemovedBinding   = "KubeVirt removed this binding in v1.3; use masquerade or bridge"
+	whyNoHugepages      = "the nodes reserve no huge pages"
+	whyNoLaunchSecurity = "it needs those CPUs and KVM, and the guests here run under software emulation (QEMU TCG)"
+	whyNoIOThreadsPool  = "it needs libvirt 10 (the nodes have 9.0)"
 )
 
 // validateUnsupportedSpec refuses the VMI spec's fields the platform cannot
@@ -95,7 +98,7 @@ func validateUnsupportedDomain(d *virtualization.DomainSpec, fldPath *field.Path
 	if m := d.Memory; m != nil {
 		p := fldPath.Child("memory")
 		if m.Hugepages != nil {
-			add(unsupported(p.Child("hugepages"), "huge pages are", "the nodes reserve no huge pages"))
+			add(unsupported(p.Child("hugepages"), "huge pages are", whyNoHugepages))
 		}
 		if m.MaxGuest != nil {
 			add(unsupported(p.Child("maxGuest"), "memory hotplug is", whyNoHotplug))
@@ -105,16 +108,16 @@ func validateUnsupportedDomain(d *virtualization.DomainSpec, fldPath *field.Path
 		}
 	}
 	if ls := d.LaunchSecurity; ls != nil {
-		add(unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX) is", "it needs those CPUs and KVM, and the guests here run under software emulation (QEMU TCG)"))
+		add(unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX) is", whyNoLaunchSecurity))
 	}
 	if f := d.Features; f != nil && f.HypervPassthrough != nil && (f.HypervPassthrough.Enabled == nil || *f.HypervPassthrough.Enabled) {
 		add(unsupported(fldPath.Child("features", "hypervPassthrough"), "Hyper-V passthrough is", "it passes through KVM's Hyper-V enlightenments, and the guests here run under software emulation (QEMU TCG); list the enlightenments under features.hyperv instead"))
 	}
 	if p := d.IOThreadsPolicy; p != nil && *p == virtualization.IOThreadsPolicySupplementalPool {
-		add(unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy is", "it needs libvirt 10 (the nodes have 9.0); use shared or auto"))
+		add(unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy is", whyNoIOThreadsPool+"; use shared or auto"))
 	}
 	if d.IOThreads != nil {
-		add(unsupported(fldPath.Child("ioThreads"), "ioThreads is", "it sizes the supplementalPool policy, which needs libvirt 10 (the nodes have 9.0)"))
+		add(unsupported(fldPath.Child("ioThreads"), "ioThreads is", "it sizes the supplementalPool policy: "+whyNoIOThreadsPool))
 	}
 	errs = append(errs, validateUnsupportedDevices(&d.Devices, fldPath.Child("devices"))...)
 	return errs

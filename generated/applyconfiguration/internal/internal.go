@@ -186,6 +186,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: model
       type:
         scalar: string
+    - name: numa
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.NUMA
+    - name: realtime
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Realtime
 - name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
   map:
     fields:
@@ -196,6 +202,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
   map:
     fields:
+    - name: preferredCPUFeatures
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUFeature
+          elementRelationship: atomic
     - name: preferredCPUTopology
       type:
         scalar: string
@@ -275,12 +287,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: utc
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC
+- name: dev.kubevirt.virt.apis.virtualization.v1.ClockOffset
+  map:
+    fields:
+    - name: timezone
+      type:
+        scalar: string
+    - name: utc
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC
 - name: dev.kubevirt.virt.apis.virtualization.v1.ClockOffsetUTC
   map:
     fields:
     - name: offsetSeconds
       type:
         scalar: numeric
+- name: dev.kubevirt.virt.apis.virtualization.v1.ClockPreferences
+  map:
+    fields:
+    - name: preferredClockOffset
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClockOffset
+    - name: preferredTimer
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Timer
 - name: dev.kubevirt.virt.apis.virtualization.v1.CloudInitConfigDriveSource
   map:
     fields:
@@ -512,16 +542,46 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: preferredAutoattachGraphicsDevice
       type:
         scalar: boolean
+    - name: preferredAutoattachInputDevice
+      type:
+        scalar: boolean
+    - name: preferredAutoattachMemBalloon
+      type:
+        scalar: boolean
     - name: preferredAutoattachPodInterface
       type:
         scalar: boolean
     - name: preferredAutoattachSerialConsole
       type:
         scalar: boolean
+    - name: preferredBlockMultiQueue
+      type:
+        scalar: boolean
     - name: preferredCdromBus
       type:
         scalar: string
+    - name: preferredDisableHotplug
+      type:
+        scalar: boolean
+    - name: preferredDiskBlockSize
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.BlockSize
     - name: preferredDiskBus
+      type:
+        scalar: string
+    - name: preferredDiskCache
+      type:
+        scalar: string
+    - name: preferredDiskDedicatedIoThread
+      type:
+        scalar: boolean
+    - name: preferredDiskIO
+      type:
+        scalar: string
+    - name: preferredInputBus
+      type:
+        scalar: string
+    - name: preferredInputType
       type:
         scalar: string
     - name: preferredInterfaceMasquerade
@@ -533,9 +593,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: preferredLunBus
       type:
         scalar: string
+    - name: preferredNetworkInterfaceMultiQueue
+      type:
+        scalar: boolean
+    - name: preferredPanicDeviceModel
+      type:
+        scalar: string
     - name: preferredRng
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.Rng
+    - name: preferredSoundModel
+      type:
+        scalar: string
+    - name: preferredTPM
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.TPMDevice
+    - name: preferredUseVirtioTransitional
+      type:
+        scalar: boolean
+    - name: preferredVideoType
+      type:
+        scalar: string
+    - name: preferredVirtualGPUOptions
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VGPUOptions
 - name: dev.kubevirt.virt.apis.virtualization.v1.Devices
   map:
     fields:
@@ -914,6 +995,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hidden
       type:
         scalar: boolean
+- name: dev.kubevirt.virt.apis.virtualization.v1.FeaturePreferences
+  map:
+    fields:
+    - name: preferredAcpi
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: preferredApic
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureAPIC
+    - name: preferredHyperv
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureHyperv
+    - name: preferredKvm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureKVM
+    - name: preferredPvspinlock
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
+    - name: preferredSmm
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeatureState
 - name: dev.kubevirt.virt.apis.virtualization.v1.FeatureSpinlocks
   map:
     fields:
@@ -1427,6 +1529,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: guest
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: hugepages
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.Hugepages
     - name: maxGuest
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
@@ -1634,6 +1739,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
   map:
     fields:
+    - name: architecture
+      type:
+        scalar: string
     - name: cpu
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferenceRequirement
@@ -2854,9 +2962,27 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUInstancetype
       default: {}
+    - name: gpus
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.GPU
+          elementRelationship: atomic
+    - name: hostDevices
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.HostDevice
+          elementRelationship: atomic
+    - name: ioThreads
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.DiskIOThreads
     - name: ioThreadsPolicy
       type:
         scalar: string
+    - name: launchSecurity
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.LaunchSecurity
     - name: memory
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.MemoryInstancetype
@@ -2920,12 +3046,18 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+    - name: clock
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.ClockPreferences
     - name: cpu
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.CPUPreferences
     - name: devices
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.DevicePreferences
+    - name: features
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.FeaturePreferences
     - name: firmware
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.FirmwarePreferences
@@ -2938,6 +3070,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: preferredArchitecture
       type:
         scalar: string
+    - name: preferredLaunchSecurity
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.LaunchSecurity
     - name: preferredSubdomain
       type:
         scalar: string
@@ -2947,6 +3082,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: requirements
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.PreferenceRequirements
+    - name: volumes
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VolumePreferences
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineSpec
   map:
     fields:
@@ -3145,6 +3283,12 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: dev.kubevirt.virt.apis.virtualization.v1.StorageMigratedVolumeInfo
           elementRelationship: atomic
+- name: dev.kubevirt.virt.apis.virtualization.v1.VolumePreferences
+  map:
+    fields:
+    - name: preferredStorageClassName
+      type:
+        scalar: string
 - name: dev.kubevirt.virt.apis.virtualization.v1.VolumeSnapshotStatus
   map:
     fields:

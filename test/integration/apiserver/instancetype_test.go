@@ -59,8 +59,10 @@ func TestInstancetypes(t *testing.T) {
 	pref := &virtv1.VirtualMachinePreference{
 		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: ns},
 		Spec: virtv1.VirtualMachinePreferenceSpec{
-			Devices: &virtv1.DevicePreferences{PreferredDiskBus: virtv1.DiskBusSATA, PreferredInterfaceModel: "e1000"},
-			Machine: &virtv1.MachinePreferences{PreferredMachineType: "pc-q35-9.2"},
+			Devices:  &virtv1.DevicePreferences{PreferredDiskBus: virtv1.DiskBusSATA, PreferredInterfaceModel: "e1000"},
+			Machine:  &virtv1.MachinePreferences{PreferredMachineType: "pc-q35-9.2"},
+			Clock:    &virtv1.ClockPreferences{PreferredClockOffset: &virtv1.ClockOffset{UTC: &virtv1.ClockOffsetUTC{}}},
+			Features: &virtv1.FeaturePreferences{PreferredSmm: &virtv1.FeatureState{}},
 		},
 	}
 	if _, err := v1.VirtualMachinePreferences(ns).Create(ctx, pref, metav1.CreateOptions{}); err != nil {
@@ -94,6 +96,9 @@ func TestInstancetypes(t *testing.T) {
 	if len(d.Devices.Interfaces) != 1 || d.Devices.Interfaces[0].Model != "e1000" {
 		t.Errorf("interfaces %+v, want the default pod NIC with the preferred e1000", d.Devices.Interfaces)
 	}
+	if d.Clock == nil || d.Clock.UTC == nil || d.Features == nil || d.Features.SMM == nil {
+		t.Errorf("clock %+v features %+v, want the preferred UTC clock and SMM", d.Clock, d.Features)
+	}
 	if expanded.Spec.Template.Spec.TerminationGracePeriodSeconds == nil {
 		t.Error("expanded template not defaulted (terminationGracePeriodSeconds)")
 	}
@@ -108,6 +113,7 @@ func TestInstancetypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	it.Spec.Memory.Guest = resource.MustParse("3Gi")
+	it.Spec.IOThreadsPolicy = ptr.To(virtv1.IOThreadsPolicyShared)
 	if it, err = v1.VirtualMachineClusterInstancetypes().Update(ctx, it, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update instancetype: %v", err)
 	}
@@ -116,6 +122,8 @@ func TestInstancetypes(t *testing.T) {
 	}
 	if expanded, err = expandSpec(ctx, client, "sized"); err != nil || expanded.Spec.Template.Spec.Domain.Memory.Guest.String() != "3Gi" {
 		t.Errorf("expand-spec after the edit: %v, %v", err, expanded.Spec.Template.Spec.Domain.Memory)
+	} else if p := expanded.Spec.Template.Spec.Domain.IOThreadsPolicy; p == nil || *p != virtv1.IOThreadsPolicyShared {
+		t.Errorf("ioThreadsPolicy %v after the edit, want the instancetype's shared", p)
 	}
 
 	// A revision needs the kube-apiserver's ControllerRevisions, which a
@@ -157,6 +165,18 @@ func TestInstancetypeRefusals(t *testing.T) {
 	if _, err := v1.VirtualMachineClusterPreferences().Create(ctx, needs4, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// KubeVirt's Windows preferences prefer a TPM: the preference is
+	// accepted, a VM using it is refused where the TPM lands.
+	tpm := &virtv1.VirtualMachineClusterPreference{
+		ObjectMeta: metav1.ObjectMeta{Name: "windows.11"},
+		Spec: virtv1.VirtualMachinePreferenceSpec{
+			Devices:                 &virtv1.DevicePreferences{PreferredTPM: &virtv1.TPMDevice{}},
+			PreferredLaunchSecurity: &virtv1.LaunchSecurity{SEV: &virtv1.SEV{}},
+		},
+	}
+	if _, err := v1.VirtualMachineClusterPreferences().Create(ctx, tpm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	vmCases := []struct {
 		name   string
@@ -181,6 +201,12 @@ func TestInstancetypeRefusals(t *testing.T) {
 		{"preference requires more vCPUs", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows"}
 		}, "spec.instancetype.name"},
+		{"preferred TPM", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows.11"}
+		}, "spec.template.spec.domain.devices.tpm"},
+		{"preferred launch security", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows.11"}
+		}, "spec.template.spec.domain.launchSecurity"},
 		{"expanded template still invalid", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Domain.Machine = &virtv1.Machine{Type: "virt"}
 		}, "spec.template.spec.domain.machine.type"},

@@ -65,9 +65,16 @@ func TestKubeVirtManifestsThroughTheServer(t *testing.T) {
 			if err := yaml.Unmarshal(body, &meta); err != nil {
 				t.Fatal(err)
 			}
-			resource := map[string]string{"VirtualMachineInstance": "virtualmachineinstances", "VirtualMachine": "virtualmachines"}[meta.Kind]
+			// Each resource is its kind's lower-case plural; the
+			// cluster kinds' have no namespace.
+			resource := strings.ToLower(meta.Kind) + "s"
+			namespaced := !strings.HasPrefix(meta.Kind, "VirtualMachineCluster")
 			w.take()
-			err = client.VirtualizationV1().RESTClient().Post().Namespace(ns).Resource(resource).
+			req := client.VirtualizationV1().RESTClient().Post()
+			if namespaced {
+				req = req.Namespace(ns)
+			}
+			err = req.Resource(resource).
 				Param("dryRun", "All").Param("fieldValidation", "Strict").
 				SetHeader("Content-Type", "application/json").Body(body).Do(t.Context()).Error()
 			got := w.take()

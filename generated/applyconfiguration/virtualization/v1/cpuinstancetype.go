@@ -38,6 +38,12 @@ type CPUInstancetypeApplyConfiguration struct {
 	// MaxSockets is the most sockets CPU hotplug may grow the guest to. Not
 	// supported: this platform has no CPU hotplug, so setting it is refused.
 	MaxSockets *uint32 `json:"maxSockets,omitempty"`
+	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
+	// as on a VMI (no CPU manager): setting it is refused.
+	NUMA *NUMAApplyConfiguration `json:"numa,omitempty"`
+	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
+	// on a VMI (no CPU manager): setting it is refused.
+	Realtime *RealtimeApplyConfiguration `json:"realtime,omitempty"`
 }
 
 // CPUInstancetypeApplyConfiguration constructs a declarative configuration of the CPUInstancetype type for use with
@@ -83,5 +89,21 @@ func (b *CPUInstancetypeApplyConfiguration) WithIsolateEmulatorThread(value bool
 // If called multiple times, the MaxSockets field is set to the value of the last call.
 func (b *CPUInstancetypeApplyConfiguration) WithMaxSockets(value uint32) *CPUInstancetypeApplyConfiguration {
 	b.MaxSockets = &value
+	return b
+}
+
+// WithNUMA sets the NUMA field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NUMA field is set to the value of the last call.
+func (b *CPUInstancetypeApplyConfiguration) WithNUMA(value *NUMAApplyConfiguration) *CPUInstancetypeApplyConfiguration {
+	b.NUMA = value
+	return b
+}
+
+// WithRealtime sets the Realtime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Realtime field is set to the value of the last call.
+func (b *CPUInstancetypeApplyConfiguration) WithRealtime(value *RealtimeApplyConfiguration) *CPUInstancetypeApplyConfiguration {
+	b.Realtime = value
 	return b
 }

@@ -31,6 +31,9 @@ type CPUPreferencesApplyConfiguration struct {
 	PreferredCPUTopology *virtualizationv1.PreferredCPUTopology `json:"preferredCPUTopology,omitempty"`
 	// SpreadOptions shape the spread topology.
 	SpreadOptions *SpreadOptionsApplyConfiguration `json:"spreadOptions,omitempty"`
+	// PreferredCPUFeatures are added to cpu.features, each unless the VM
+	// lists a feature of that name.
+	PreferredCPUFeatures []CPUFeatureApplyConfiguration `json:"preferredCPUFeatures,omitempty"`
 }
 
 // CPUPreferencesApplyConfiguration constructs a declarative configuration of the CPUPreferences type for use with
@@ -52,5 +55,18 @@ func (b *CPUPreferencesApplyConfiguration) WithPreferredCPUTopology(value virtua
 // If called multiple times, the SpreadOptions field is set to the value of the last call.
 func (b *CPUPreferencesApplyConfiguration) WithSpreadOptions(value *SpreadOptionsApplyConfiguration) *CPUPreferencesApplyConfiguration {
 	b.SpreadOptions = value
+	return b
+}
+
+// WithPreferredCPUFeatures adds the given value to the PreferredCPUFeatures field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PreferredCPUFeatures field.
+func (b *CPUPreferencesApplyConfiguration) WithPreferredCPUFeatures(values ...*CPUFeatureApplyConfiguration) *CPUPreferencesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPreferredCPUFeatures")
+		}
+		b.PreferredCPUFeatures = append(b.PreferredCPUFeatures, *values[i])
+	}
 	return b
 }

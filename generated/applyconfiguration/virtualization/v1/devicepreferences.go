@@ -51,6 +51,55 @@ type DevicePreferencesApplyConfiguration struct {
 	// PreferredInterfaceMasquerade makes each NIC without a binding a
 	// masquerade NIC.
 	PreferredInterfaceMasquerade *virtualizationv1.InterfaceMasquerade `json:"preferredInterfaceMasquerade,omitempty"`
+	// PreferredAutoattachMemBalloon is autoattachMemBalloon when the VM
+	// does not set it.
+	PreferredAutoattachMemBalloon *bool `json:"preferredAutoattachMemBalloon,omitempty"`
+	// PreferredAutoattachInputDevice is autoattachInputDevice when the VM
+	// does not set it.
+	PreferredAutoattachInputDevice *bool `json:"preferredAutoattachInputDevice,omitempty"`
+	// PreferredDisableHotplug is disableHotplug. As in KubeVirt it
+	// replaces the VM's (a plain bool, unset cannot be told from false).
+	PreferredDisableHotplug *bool `json:"preferredDisableHotplug,omitempty"`
+	// PreferredVirtualGPUOptions are the virtualGPUOptions of each GPU
+	// that has none. GPUs are refused on this platform, so it never
+	// applies to an accepted VM.
+	PreferredVirtualGPUOptions *VGPUOptionsApplyConfiguration `json:"preferredVirtualGPUOptions,omitempty"`
+	// PreferredSoundModel is the model of the VM's sound device when it
+	// names none; it adds no sound device.
+	PreferredSoundModel *string `json:"preferredSoundModel,omitempty"`
+	// PreferredUseVirtioTransitional is useVirtioTransitional when the VM
+	// does not set it.
+	PreferredUseVirtioTransitional *bool `json:"preferredUseVirtioTransitional,omitempty"`
+	// PreferredInputBus is the bus of each input device that names none.
+	PreferredInputBus *virtualizationv1.InputBus `json:"preferredInputBus,omitempty"`
+	// PreferredInputType is the type of each input device that names none.
+	PreferredInputType *virtualizationv1.InputType `json:"preferredInputType,omitempty"`
+	// PreferredDiskDedicatedIoThread is dedicatedIOThread of each virtio
+	// disk that does not set it.
+	PreferredDiskDedicatedIoThread *bool `json:"preferredDiskDedicatedIoThread,omitempty"`
+	// PreferredDiskCache is the cache mode of each disk that names none.
+	PreferredDiskCache *virtualizationv1.DriverCache `json:"preferredDiskCache,omitempty"`
+	// PreferredDiskIO is the I/O mode of each disk that names none.
+	PreferredDiskIO *virtualizationv1.DriverIO `json:"preferredDiskIO,omitempty"`
+	// PreferredDiskBlockSize is the block size of each disk that has none.
+	PreferredDiskBlockSize *BlockSizeApplyConfiguration `json:"preferredDiskBlockSize,omitempty"`
+	// PreferredBlockMultiQueue is blockMultiQueue when the VM does not set
+	// it.
+	PreferredBlockMultiQueue *bool `json:"preferredBlockMultiQueue,omitempty"`
+	// PreferredNetworkInterfaceMultiQueue is networkInterfaceMultiqueue
+	// when the VM does not set it. A VMI refuses true (single-queue taps),
+	// so a VM using a preference with true is refused there.
+	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty"`
+	// PreferredTPM is the VM's TPM when it has none. A VMI refuses an
+	// enabled TPM (not implemented yet), so a VM using a preference with
+	// one is refused at spec.template.spec.domain.devices.tpm.
+	PreferredTPM *TPMDeviceApplyConfiguration `json:"preferredTPM,omitempty"`
+	// PreferredPanicDeviceModel is the model of each panic device that
+	// names none; a VM without panic devices gets one of this model.
+	PreferredPanicDeviceModel *virtualizationv1.PanicDeviceModel `json:"preferredPanicDeviceModel,omitempty"`
+	// PreferredVideoType is the type of the VM's video device when it
+	// names none.
+	PreferredVideoType *string `json:"preferredVideoType,omitempty"`
 }
 
 // DevicePreferencesApplyConfiguration constructs a declarative configuration of the DevicePreferences type for use with
@@ -128,5 +177,141 @@ func (b *DevicePreferencesApplyConfiguration) WithPreferredRng(value virtualizat
 // If called multiple times, the PreferredInterfaceMasquerade field is set to the value of the last call.
 func (b *DevicePreferencesApplyConfiguration) WithPreferredInterfaceMasquerade(value virtualizationv1.InterfaceMasquerade) *DevicePreferencesApplyConfiguration {
 	b.PreferredInterfaceMasquerade = &value
+	return b
+}
+
+// WithPreferredAutoattachMemBalloon sets the PreferredAutoattachMemBalloon field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredAutoattachMemBalloon field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredAutoattachMemBalloon(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredAutoattachMemBalloon = &value
+	return b
+}
+
+// WithPreferredAutoattachInputDevice sets the PreferredAutoattachInputDevice field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredAutoattachInputDevice field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredAutoattachInputDevice(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredAutoattachInputDevice = &value
+	return b
+}
+
+// WithPreferredDisableHotplug sets the PreferredDisableHotplug field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredDisableHotplug field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredDisableHotplug(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredDisableHotplug = &value
+	return b
+}
+
+// WithPreferredVirtualGPUOptions sets the PreferredVirtualGPUOptions field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredVirtualGPUOptions field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredVirtualGPUOptions(value *VGPUOptionsApplyConfiguration) *DevicePreferencesApplyConfiguration {
+	b.PreferredVirtualGPUOptions = value
+	return b
+}
+
+// WithPreferredSoundModel sets the PreferredSoundModel field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredSoundModel field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredSoundModel(value string) *DevicePreferencesApplyConfiguration {
+	b.PreferredSoundModel = &value
+	return b
+}
+
+// WithPreferredUseVirtioTransitional sets the PreferredUseVirtioTransitional field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredUseVirtioTransitional field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredUseVirtioTransitional(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredUseVirtioTransitional = &value
+	return b
+}
+
+// WithPreferredInputBus sets the PreferredInputBus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredInputBus field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredInputBus(value virtualizationv1.InputBus) *DevicePreferencesApplyConfiguration {
+	b.PreferredInputBus = &value
+	return b
+}
+
+// WithPreferredInputType sets the PreferredInputType field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredInputType field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredInputType(value virtualizationv1.InputType) *DevicePreferencesApplyConfiguration {
+	b.PreferredInputType = &value
+	return b
+}
+
+// WithPreferredDiskDedicatedIoThread sets the PreferredDiskDedicatedIoThread field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredDiskDedicatedIoThread field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredDiskDedicatedIoThread(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredDiskDedicatedIoThread = &value
+	return b
+}
+
+// WithPreferredDiskCache sets the PreferredDiskCache field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredDiskCache field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredDiskCache(value virtualizationv1.DriverCache) *DevicePreferencesApplyConfiguration {
+	b.PreferredDiskCache = &value
+	return b
+}
+
+// WithPreferredDiskIO sets the PreferredDiskIO field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredDiskIO field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredDiskIO(value virtualizationv1.DriverIO) *DevicePreferencesApplyConfiguration {
+	b.PreferredDiskIO = &value
+	return b
+}
+
+// WithPreferredDiskBlockSize sets the PreferredDiskBlockSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredDiskBlockSize field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredDiskBlockSize(value *BlockSizeApplyConfiguration) *DevicePreferencesApplyConfiguration {
+	b.PreferredDiskBlockSize = value
+	return b
+}
+
+// WithPreferredBlockMultiQueue sets the PreferredBlockMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredBlockMultiQueue field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredBlockMultiQueue(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredBlockMultiQueue = &value
+	return b
+}
+
+// WithPreferredNetworkInterfaceMultiQueue sets the PreferredNetworkInterfaceMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredNetworkInterfaceMultiQueue field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredNetworkInterfaceMultiQueue(value bool) *DevicePreferencesApplyConfiguration {
+	b.PreferredNetworkInterfaceMultiQueue = &value
+	return b
+}
+
+// WithPreferredTPM sets the PreferredTPM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredTPM field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredTPM(value *TPMDeviceApplyConfiguration) *DevicePreferencesApplyConfiguration {
+	b.PreferredTPM = value
+	return b
+}
+
+// WithPreferredPanicDeviceModel sets the PreferredPanicDeviceModel field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredPanicDeviceModel field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredPanicDeviceModel(value virtualizationv1.PanicDeviceModel) *DevicePreferencesApplyConfiguration {
+	b.PreferredPanicDeviceModel = &value
+	return b
+}
+
+// WithPreferredVideoType sets the PreferredVideoType field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredVideoType field is set to the value of the last call.
+func (b *DevicePreferencesApplyConfiguration) WithPreferredVideoType(value string) *DevicePreferencesApplyConfiguration {
+	b.PreferredVideoType = &value
 	return b
 }

@@ -38,6 +38,9 @@ type MemoryInstancetypeApplyConfiguration struct {
 	// supported: this platform has no memory hotplug, so setting it is
 	// refused.
 	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
+	// Hugepages backs the guest's memory with huge pages. Not supported, as
+	// on a VMI (the nodes reserve none): setting it is refused.
+	Hugepages *HugepagesApplyConfiguration `json:"hugepages,omitempty"`
 }
 
 // MemoryInstancetypeApplyConfiguration constructs a declarative configuration of the MemoryInstancetype type for use with
@@ -67,5 +70,13 @@ func (b *MemoryInstancetypeApplyConfiguration) WithOvercommitPercent(value int32
 // If called multiple times, the MaxGuest field is set to the value of the last call.
 func (b *MemoryInstancetypeApplyConfiguration) WithMaxGuest(value resource.Quantity) *MemoryInstancetypeApplyConfiguration {
 	b.MaxGuest = &value
+	return b
+}
+
+// WithHugepages sets the Hugepages field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hugepages field is set to the value of the last call.
+func (b *MemoryInstancetypeApplyConfiguration) WithHugepages(value *HugepagesApplyConfiguration) *MemoryInstancetypeApplyConfiguration {
+	b.Hugepages = value
 	return b
 }

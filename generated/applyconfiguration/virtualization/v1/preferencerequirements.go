@@ -27,6 +27,9 @@ type PreferenceRequirementsApplyConfiguration struct {
 	CPU *CPUPreferenceRequirementApplyConfiguration `json:"cpu,omitempty"`
 	// Memory is the least memory.
 	Memory *MemoryPreferenceRequirementApplyConfiguration `json:"memory,omitempty"`
+	// Architecture is the guest architecture the VM must have. This
+	// platform runs amd64 guests only: any other value is refused.
+	Architecture *string `json:"architecture,omitempty"`
 }
 
 // PreferenceRequirementsApplyConfiguration constructs a declarative configuration of the PreferenceRequirements type for use with
@@ -48,5 +51,13 @@ func (b *PreferenceRequirementsApplyConfiguration) WithCPU(value *CPUPreferenceR
 // If called multiple times, the Memory field is set to the value of the last call.
 func (b *PreferenceRequirementsApplyConfiguration) WithMemory(value *MemoryPreferenceRequirementApplyConfiguration) *PreferenceRequirementsApplyConfiguration {
 	b.Memory = value
+	return b
+}
+
+// WithArchitecture sets the Architecture field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Architecture field is set to the value of the last call.
+func (b *PreferenceRequirementsApplyConfiguration) WithArchitecture(value string) *PreferenceRequirementsApplyConfiguration {
+	b.Architecture = &value
 	return b
 }

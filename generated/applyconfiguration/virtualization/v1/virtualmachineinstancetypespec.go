@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	virtualizationv1 "kubevirt.dev/virt/apis/virtualization/v1"
+)
+
 // VirtualMachineInstancetypeSpecApplyConfiguration represents a declarative configuration of the VirtualMachineInstancetypeSpec type for use
 // with apply.
 //
@@ -35,12 +39,25 @@ type VirtualMachineInstancetypeSpecApplyConfiguration struct {
 	CPU *CPUInstancetypeApplyConfiguration `json:"cpu,omitempty"`
 	// Memory is the guest's memory. Required.
 	Memory *MemoryInstancetypeApplyConfiguration `json:"memory,omitempty"`
-	// IOThreadsPolicy is KubeVirt's I/O thread policy. Not supported: this
-	// platform's VMIs have no I/O threads setting, so setting it is refused.
-	IOThreadsPolicy *string `json:"ioThreadsPolicy,omitempty"`
+	// IOThreadsPolicy is the instances' domain.ioThreadsPolicy: shared or
+	// auto (supplementalPool is refused, as on a VMI). A VM that sets its
+	// own conflicts.
+	IOThreadsPolicy *virtualizationv1.IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
 	// Annotations are added to the VM's instances. An annotation the VM's
 	// template sets to another value conflicts.
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// GPUs are passed through to the guest. Not supported, as on a VMI
+	// (no device plugin): setting them is refused.
+	GPUs []GPUApplyConfiguration `json:"gpus,omitempty"`
+	// HostDevices are passed through to the guest. Not supported, as on a
+	// VMI (no device plugin): setting them is refused.
+	HostDevices []HostDeviceApplyConfiguration `json:"hostDevices,omitempty"`
+	// IOThreads sizes the supplementalPool I/O threads policy. Not
+	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	IOThreads *DiskIOThreadsApplyConfiguration `json:"ioThreads,omitempty"`
+	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
+	// (no KVM): setting it is refused.
+	LaunchSecurity *LaunchSecurityApplyConfiguration `json:"launchSecurity,omitempty"`
 }
 
 // VirtualMachineInstancetypeSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineInstancetypeSpec type for use with
@@ -90,7 +107,7 @@ func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithMemory(value *Mem
 // WithIOThreadsPolicy sets the IOThreadsPolicy field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the IOThreadsPolicy field is set to the value of the last call.
-func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithIOThreadsPolicy(value string) *VirtualMachineInstancetypeSpecApplyConfiguration {
+func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithIOThreadsPolicy(value virtualizationv1.IOThreadsPolicy) *VirtualMachineInstancetypeSpecApplyConfiguration {
 	b.IOThreadsPolicy = &value
 	return b
 }
@@ -106,5 +123,47 @@ func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithAnnotations(entri
 	for k, v := range entries {
 		b.Annotations[k] = v
 	}
+	return b
+}
+
+// WithGPUs adds the given value to the GPUs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the GPUs field.
+func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithGPUs(values ...*GPUApplyConfiguration) *VirtualMachineInstancetypeSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithGPUs")
+		}
+		b.GPUs = append(b.GPUs, *values[i])
+	}
+	return b
+}
+
+// WithHostDevices adds the given value to the HostDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostDevices field.
+func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithHostDevices(values ...*HostDeviceApplyConfiguration) *VirtualMachineInstancetypeSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithHostDevices")
+		}
+		b.HostDevices = append(b.HostDevices, *values[i])
+	}
+	return b
+}
+
+// WithIOThreads sets the IOThreads field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IOThreads field is set to the value of the last call.
+func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithIOThreads(value *DiskIOThreadsApplyConfiguration) *VirtualMachineInstancetypeSpecApplyConfiguration {
+	b.IOThreads = value
+	return b
+}
+
+// WithLaunchSecurity sets the LaunchSecurity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LaunchSecurity field is set to the value of the last call.
+func (b *VirtualMachineInstancetypeSpecApplyConfiguration) WithLaunchSecurity(value *LaunchSecurityApplyConfiguration) *VirtualMachineInstancetypeSpecApplyConfiguration {
+	b.LaunchSecurity = value
 	return b
 }

@@ -49,6 +49,16 @@ type VirtualMachinePreferenceSpecApplyConfiguration struct {
 	// PreferredArchitecture is the guest's CPU architecture. This platform
 	// runs amd64 guests only: any other value is refused.
 	PreferredArchitecture *string `json:"preferredArchitecture,omitempty"`
+	// Clock is the preferred guest clock.
+	Clock *ClockPreferencesApplyConfiguration `json:"clock,omitempty"`
+	// Features are the preferred hypervisor features.
+	Features *FeaturePreferencesApplyConfiguration `json:"features,omitempty"`
+	// Volumes are the preferred volume settings.
+	Volumes *VolumePreferencesApplyConfiguration `json:"volumes,omitempty"`
+	// PreferredLaunchSecurity is domain.launchSecurity when the VM sets
+	// none. A VMI refuses launch security, so a VM using a preference with
+	// it is refused at spec.template.spec.domain.launchSecurity.
+	PreferredLaunchSecurity *LaunchSecurityApplyConfiguration `json:"preferredLaunchSecurity,omitempty"`
 }
 
 // VirtualMachinePreferenceSpecApplyConfiguration constructs a declarative configuration of the VirtualMachinePreferenceSpec type for use with
@@ -140,5 +150,37 @@ func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithPreferSpreadSocketT
 // If called multiple times, the PreferredArchitecture field is set to the value of the last call.
 func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithPreferredArchitecture(value string) *VirtualMachinePreferenceSpecApplyConfiguration {
 	b.PreferredArchitecture = &value
+	return b
+}
+
+// WithClock sets the Clock field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Clock field is set to the value of the last call.
+func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithClock(value *ClockPreferencesApplyConfiguration) *VirtualMachinePreferenceSpecApplyConfiguration {
+	b.Clock = value
+	return b
+}
+
+// WithFeatures sets the Features field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Features field is set to the value of the last call.
+func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithFeatures(value *FeaturePreferencesApplyConfiguration) *VirtualMachinePreferenceSpecApplyConfiguration {
+	b.Features = value
+	return b
+}
+
+// WithVolumes sets the Volumes field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Volumes field is set to the value of the last call.
+func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithVolumes(value *VolumePreferencesApplyConfiguration) *VirtualMachinePreferenceSpecApplyConfiguration {
+	b.Volumes = value
+	return b
+}
+
+// WithPreferredLaunchSecurity sets the PreferredLaunchSecurity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreferredLaunchSecurity field is set to the value of the last call.
+func (b *VirtualMachinePreferenceSpecApplyConfiguration) WithPreferredLaunchSecurity(value *LaunchSecurityApplyConfiguration) *VirtualMachinePreferenceSpecApplyConfiguration {
+	b.PreferredLaunchSecurity = value
 	return b
 }
