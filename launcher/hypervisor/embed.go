@@ -31,6 +31,9 @@ func EmbedRoot(uri string) string {
 //   - user/group: needed when the launcher runs as root. libvirt would run
 //     QEMU as libvirt-qemu, which cannot read the launcher's files since
 //     nothing relabels them (security_driver none, dynamic_ownership 0).
+//   - swtpm_user/swtpm_group: the same for a TPM's swtpm_setup and swtpm,
+//     which root libvirt runs as tss: swtpm_setup then cannot write its
+//     state under the root ("Could not run '/usr/bin/swtpm_setup'").
 //   - cgroup_controllers, namespaces, security_driver, dynamic_ownership,
 //     remember_owner: used only by privileged (root) libvirt. They keep it
 //     from writing the kubelet's cgroups (read-only in a container), from
@@ -52,7 +55,9 @@ dynamic_ownership = 0
 remember_owner = 0
 user = "+%d"
 group = "+%d"
-`, uid, gid)
+swtpm_user = "+%d"
+swtpm_group = "+%d"
+`, uid, gid, uid, gid)
 }
 
 // capsCacheDir is where the embedded driver caches QEMU's capabilities.

@@ -36,7 +36,7 @@ func TestPrepareEmbedRootAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`stdio_handler = "file"`, `user = "+`, "cgroup_controllers = [ ]"} {
+	for _, want := range []string{`stdio_handler = "file"`, `user = "+`, `swtpm_user = "+`, "cgroup_controllers = [ ]"} {
 		if !strings.Contains(string(conf), want) {
 			t.Errorf("qemu.conf lacks %q:\n%s", want, conf)
 		}
