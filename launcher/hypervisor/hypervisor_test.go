@@ -36,7 +36,7 @@ func TestPrepareEmbedRootAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`stdio_handler = "file"`, `user = "+`, `swtpm_user = "+`, "cgroup_controllers = [ ]"} {
+	for _, want := range []string{`stdio_handler = "file"`, `user = "+`, "cgroup_controllers = [ ]"} {
 		if !strings.Contains(string(conf), want) {
 			t.Errorf("qemu.conf lacks %q:\n%s", want, conf)
 		}
@@ -129,5 +129,16 @@ func TestDefineInvalidXML(t *testing.T) {
 		if err := c.Define(xml); !IsInvalidConfig(err) {
 			t.Errorf("Define(%q) = %v, want ErrInvalidConfig", xml, err)
 		}
+	}
+}
+
+// Root libvirt runs swtpm as tss unless qemu.conf names another user;
+// unprivileged libvirt cannot start swtpm at all when it names one.
+func TestQEMUConfNamesSwtpmUserOnlyAsRoot(t *testing.T) {
+	if conf := QEMUConf(0, 0); !strings.Contains(conf, `swtpm_user = "+0"`) || !strings.Contains(conf, `swtpm_group = "+0"`) {
+		t.Errorf("root's qemu.conf lacks swtpm_user/swtpm_group +0:\n%s", conf)
+	}
+	if conf := QEMUConf(107, 107); strings.Contains(conf, "swtpm_") {
+		t.Errorf("an unprivileged qemu.conf names a swtpm user:\n%s", conf)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -64,7 +65,11 @@ func testTPM(t *testing.T) {
 	}
 	l.waitExit(exitTimeout)
 	// libvirt stops swtpm with the domain: nothing outlives the launcher.
-	l.waitFor("swtpm to exit", exitTimeout, func() bool { return swtpmOf(l) == 0 })
+	for deadline := time.Now().Add(exitTimeout); swtpmOf(l) != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("swtpm (pid %d) still runs %v after the launcher exited", swtpmOf(l), exitTimeout)
+		}
+	}
 }
 
 // swtpmOf returns the pid of the swtpm process libvirt started for l's
