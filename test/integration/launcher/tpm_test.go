@@ -50,7 +50,7 @@ func testTPM(t *testing.T) {
 		t.Fatalf("no swtpm process runs with its state in the launcher's directory")
 	}
 	swtpmArgs, _ := cmdline(swtpm)
-	t.Logf("swtpm (pid %d): %s", swtpm, swtpmArgs)
+	t.Logf("swtpm (pid %d, RSS %s): %s", swtpm, rss(swtpm), swtpmArgs)
 	// The kernel's tpm_tis driver announces the chip: "tpm_tis MSFT0101:00:
 	// 2.0 TPM (device-id 0x1, rev-id 1)".
 	l.waitSerial("2.0 TPM", bootTimeout)
