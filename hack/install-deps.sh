@@ -13,6 +13,8 @@ PACKAGES=(
   gcc pkg-config libvirt-dev
   # libvirt's QEMU driver (used embedded, no daemon) and the hypervisor
   libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf
+  # the emulated TPM (devices.tpm): libvirt runs swtpm_setup and swtpm
+  swtpm swtpm-tools
   # the local single-node cluster
   containerd runc containernetworking-plugins iproute2 iptables openssl ca-certificates curl
   # the test guest and the launcher image rootfs

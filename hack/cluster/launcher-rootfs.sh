@@ -11,8 +11,9 @@ SUITE=bookworm
 MIRROR="${VIRT_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # What the launcher runs: libvirt embedded (qemu:///embed loads the QEMU
 # driver module from libvirt0), the x86 system emulator with its BIOS/iPXE
-# data, OVMF for EFI guests, and qemu-img for empty disks.
-PACKAGES=(libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf)
+# data, OVMF for EFI guests, qemu-img for empty disks, and swtpm with its
+# swtpm_setup (swtpm-tools), which libvirt runs for a TPM (devices.tpm).
+PACKAGES=(libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf swtpm swtpm-tools)
 # Bump when the steps below change what ends up in the layer.
 RECIPE=3
 

@@ -72,6 +72,7 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host) (*libvirtxml.Domain,
 		return nil, err
 	}
 	setPanicDevices(d, spec.Devices.PanicDevices)
+	setTPM(d, spec.Devices.TPM)
 	setMemBalloon(d, &spec.Devices)
 	return d, nil
 }

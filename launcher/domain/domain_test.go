@@ -227,6 +227,9 @@ func TestConvertGolden(t *testing.T) {
 				volume("pvc", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}),
 			}
 		}},
+		{name: "tpm", mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{}
+		}},
 		{name: "interface-options", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Networks = []virtv1.Network{{Name: "pod", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
 			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{
@@ -376,5 +379,19 @@ func TestDriveLetters(t *testing.T) {
 		if got := driveLetters(i); got != want {
 			t.Errorf("driveLetters(%d) = %q, want %q", i, got, want)
 		}
+	}
+}
+
+// A TPM turned off is no TPM; the API refuses a persistent one, so the
+// converter never sees it.
+func TestTPMDisabledIsNoTPM(t *testing.T) {
+	d, err := Convert(newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Enabled: ptr.To(false)}
+	}), testHost())
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	if len(d.Devices.TPMs) != 0 {
+		t.Errorf("TPMs = %+v, want none", d.Devices.TPMs)
 	}
 }

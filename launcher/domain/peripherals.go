@@ -113,3 +113,18 @@ func virtioModel(dev *virtv1.Devices) string {
 	}
 	return "virtio"
 }
+
+// setTPM adds an emulated TPM 2.0 when the spec asks for one: libvirt
+// starts a swtpm process for it, whose state lives in the embedded
+// driver's root and so ends with the launcher (a persistent TPM is refused
+// by the API). The model is tpm-tis, the one KubeVirt gives a TPM that is
+// not persistent: a guest moved over from KubeVirt sees the same device.
+func setTPM(d *libvirtxml.Domain, tpm *virtv1.TPMDevice) {
+	if tpm == nil || (tpm.Enabled != nil && !*tpm.Enabled) {
+		return
+	}
+	d.Devices.TPMs = append(d.Devices.TPMs, libvirtxml.DomainTPM{
+		Model:   "tpm-tis",
+		Backend: &libvirtxml.DomainTPMBackend{Emulator: &libvirtxml.DomainTPMBackendEmulator{Version: "2.0"}},
+	})
+}

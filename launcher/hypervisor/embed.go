@@ -31,13 +31,18 @@ func EmbedRoot(uri string) string {
 //   - user/group: needed when the launcher runs as root. libvirt would run
 //     QEMU as libvirt-qemu, which cannot read the launcher's files since
 //     nothing relabels them (security_driver none, dynamic_ownership 0).
+//   - swtpm_user/swtpm_group: written only as root, for a TPM's swtpm_setup
+//     and swtpm, which root libvirt runs as tss: swtpm_setup then cannot
+//     write its state under the root (exit status 1). Unprivileged libvirt
+//     runs them as its own user unless these name one, and then fails to
+//     switch to it without CAP_SETGID (exit status 125), even to itself.
 //   - cgroup_controllers, namespaces, security_driver, dynamic_ownership,
 //     remember_owner: used only by privileged (root) libvirt. They keep it
 //     from writing the kubelet's cgroups (read-only in a container), from
 //     making a mount namespace per QEMU (CAP_SYS_ADMIN) and from chowning or
 //     labelling files; unprivileged libvirt ignores them.
 func QEMUConf(uid, gid int) string {
-	return fmt.Sprintf(`# Written by virt-launcher; see docs/launcher.md.
+	conf := fmt.Sprintf(`# Written by virt-launcher; see docs/launcher.md.
 # QEMU's stdout/stderr go to a file under log/, not to virtlogd (none runs in a pod).
 stdio_handler = "file"
 # The pod's cgroup is the kubelet's to manage; a container cannot write the
@@ -53,6 +58,13 @@ remember_owner = 0
 user = "+%d"
 group = "+%d"
 `, uid, gid)
+	if uid == 0 {
+		conf += fmt.Sprintf(`# swtpm as root too, not as tss, which cannot write this root.
+swtpm_user = "+%d"
+swtpm_group = "+%d"
+`, uid, gid)
+	}
+	return conf
 }
 
 // capsCacheDir is where the embedded driver caches QEMU's capabilities.

@@ -131,3 +131,14 @@ func TestDefineInvalidXML(t *testing.T) {
 		}
 	}
 }
+
+// Root libvirt runs swtpm as tss unless qemu.conf names another user;
+// unprivileged libvirt cannot start swtpm at all when it names one.
+func TestQEMUConfNamesSwtpmUserOnlyAsRoot(t *testing.T) {
+	if conf := QEMUConf(0, 0); !strings.Contains(conf, `swtpm_user = "+0"`) || !strings.Contains(conf, `swtpm_group = "+0"`) {
+		t.Errorf("root's qemu.conf lacks swtpm_user/swtpm_group +0:\n%s", conf)
+	}
+	if conf := QEMUConf(107, 107); strings.Contains(conf, "swtpm_") {
+		t.Errorf("an unprivileged qemu.conf names a swtpm user:\n%s", conf)
+	}
+}

@@ -91,8 +91,14 @@ func TestValidateHardware(t *testing.T) {
 			v.Spec.StartStrategy = ptr.To(virtualization.StartStrategy("Running"))
 		}, wantPaths: []string{"spec.startStrategy"}},
 		{name: "a TPM turned off is no TPM", mutate: func(v *virtualization.VirtualMachineInstance) {
-			v.Spec.Domain.Devices.TPM = &virtualization.TPMDevice{Enabled: ptr.To(false)}
+			v.Spec.Domain.Devices.TPM = &virtualization.TPMDevice{Enabled: ptr.To(false), Persistent: ptr.To(true)}
 		}},
+		{name: "a TPM whose state is reset at each start", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.TPM = &virtualization.TPMDevice{Persistent: ptr.To(false)}
+		}},
+		{name: "a persistent TPM", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.TPM = &virtualization.TPMDevice{Enabled: ptr.To(true), Persistent: ptr.To(true)}
+		}, wantPaths: []string{"spec.domain.devices.tpm.persistent"}},
 		{name: "a volume has one source, refused or not", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Volumes[0].ConfigMap = &virtualization.ConfigMapVolumeSource{Name: "c"}
 		}, wantPaths: []string{"spec.volumes[0]", "spec.volumes[0].configMap"}},

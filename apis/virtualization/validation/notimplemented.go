@@ -64,9 +64,10 @@ func validateNotImplementedSpec(spec *virtualization.VirtualMachineInstanceSpec,
 			add(notImplemented(dp.Child("firmware", "bootloader", "efi", "persistent"), "a persistent EFI variable store is", "the variables are reset at each start"))
 		}
 	}
-	// TPM: flip here (and in launcher/domain) when swtpm lands.
-	if tpm := d.Devices.TPM; tpm != nil && (tpm.Enabled == nil || *tpm.Enabled) {
-		add(notImplemented(dp.Child("devices", "tpm"), "an emulated TPM is", "set tpm.enabled: false or remove it"))
+	// A TPM's state lives in the launcher's embedded libvirt root and ends
+	// with it; KubeVirt keeps a persistent one on a backend-storage PVC.
+	if tpm := d.Devices.TPM; tpm != nil && (tpm.Enabled == nil || *tpm.Enabled) && tpm.Persistent != nil && *tpm.Persistent {
+		add(notImplemented(dp.Child("devices", "tpm", "persistent"), "a persistent TPM is", "without persistent the guest gets a TPM whose state is reset at each start"))
 	}
 	if len(d.Devices.Filesystems) > 0 {
 		add(notImplemented(dp.Child("devices", "filesystems"), "virtiofs file systems are", "the launcher runs no virtiofsd; attach the volume as a disk"))

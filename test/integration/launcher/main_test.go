@@ -209,6 +209,13 @@ func (l *launcher) stop() {
 		if b, err := os.ReadFile(layout.SerialLog(l.private)); err == nil {
 			l.t.Logf("guest serial log:\n%s", b)
 		}
+		// libvirt's swtpm_setup and swtpm log here, for a domain with a TPM.
+		logs, _ := filepath.Glob(filepath.Join(layout.LibvirtRoot(l.private), "log", "swtpm", "*.log"))
+		for _, f := range logs {
+			if b, err := os.ReadFile(f); err == nil {
+				l.t.Logf("%s:\n%s", filepath.Base(f), b)
+			}
+		}
 	}
 }
 
