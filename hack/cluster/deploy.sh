@@ -238,7 +238,17 @@ if [ -n "$(tag_of virt-apiserver)" ]; then
     kubectl -n virt-system wait --for=jsonpath='{.status.readyReplicas}'=2 deployment/virt-apiserver --timeout=60s >/dev/null ||
       die "deploy: virt-apiserver has not 2 ready replicas"
   fi
-  kubectl wait --for=condition=Available apiservice/v1.virtualization.kubevirt.io --timeout=60s >/dev/null ||
+  # Polled rather than `kubectl wait`: a wait whose watch breaks while the
+  # aggregator reloads fails at once, even when the APIService turns
+  # Available a moment later (seen: "not Available: all checks passed").
+  deadline=$(($(date +%s) + 90))
+  until [ "$(kubectl get apiservice v1.virtualization.kubevirt.io \
+    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null)" = True ] ||
+    [ "$(date +%s)" -ge "${deadline}" ]; do
+    sleep 1
+  done
+  [ "$(kubectl get apiservice v1.virtualization.kubevirt.io \
+    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null)" = True ] ||
     die "deploy: APIService v1.virtualization.kubevirt.io not Available: $(kubectl get apiservice v1.virtualization.kubevirt.io -o jsonpath='{.status.conditions[0].message}')"
   # The common instancetypes and preferences (artifacts/instancetypes) are
   # objects virt-apiserver serves: applied only now that it serves them.
