@@ -67,7 +67,7 @@ test-e2e: deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/...
 
 ## test-reliability: the fault-injection suite on the local cluster (about
-## 15 min on 2 cores); writes its figures to RELIABILITY_REPORT. The API
+## 9 min on 2 cores); writes its figures to RELIABILITY_REPORT. The API
 ## storm's size: RELIABILITY_STORM_CLIENTS, _BEFORE, _AFTER (test/reliability)
 RELIABILITY_REPORT ?= docs/reliability.md
 RELIABILITY_COMMAND ?= make test-reliability
