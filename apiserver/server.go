@@ -21,6 +21,7 @@ import (
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/exponentguard"
 	"kubevirt.dev/virt/apiserver/guestaccess"
+	"kubevirt.dev/virt/apiserver/patchguard"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancereplicaset"
@@ -82,7 +83,8 @@ func (o *Options) Config() (*Config, error) {
 	// may write get their bodies read, and before any decoder runs.
 	c.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
 		return genericapiserver.DefaultBuildHandlerChain(
-			exponentguard.WithGuard(h, gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion), gc)
+			exponentguard.WithGuard(patchguard.WithGuard(h, Codecs, virtv1.SchemeGroupVersion),
+				gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion), gc)
 	}
 	if o.Standalone {
 		// The generic admission chain needs a kube-apiserver; the node

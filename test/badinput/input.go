@@ -201,43 +201,6 @@ func Acceptable(c Input, code int) bool {
 	return false
 }
 
-// Failures of k8s.io/apiserver and k8s.io/apimachinery themselves, not of
-// this server's code: each is pinned to its request and its message so
-// anything else still fails.
-//
-//   - server-side apply answers 500 when the applied object does not fit the
-//     schema ("failed to create typed patch object": the handler returns
-//     the structured-merge-diff error unwrapped);
-//   - strategicpatch panics on a $setElementOrder list holding objects
-//     (partitionPrimitivesByPresentInList hashes them), and evanphx/json-patch
-//     v4 on a replace of the root without a value; the handler's finisher
-//     re-panics and the client sees its HTTP/2 stream reset.
-
-// KnownUpstream5xx reports whether a 5xx answer is server-side apply's.
-func KnownUpstream5xx(c Input, code int, answer []byte) bool {
-	return code == http.StatusInternalServerError && c.ContentType == applyType &&
-		bytes.Contains(answer, []byte("failed to create typed patch object"))
-}
-
-// KnownUpstreamPanicCase reports whether c is a patch of the kinds that make
-// the upstream patch code panic.
-func KnownUpstreamPanicCase(c Input) bool {
-	return c.Method == http.MethodPatch && (c.ContentType == strategicTyp || c.ContentType == jsonPatchTyp)
-}
-
-// KnownUpstreamReset reports whether a transport error is the stream reset
-// of an upstream panic.
-func KnownUpstreamReset(c Input, err error) bool {
-	return KnownUpstreamPanicCase(c) && strings.Contains(err.Error(), "INTERNAL_ERROR")
-}
-
-// KnownUpstreamPanic reports whether a panic's stack is one of the upstream
-// patch code's.
-func KnownUpstreamPanic(stack string) bool {
-	return strings.Contains(stack, "k8s.io/apimachinery/pkg/util/strategicpatch.partitionPrimitivesByPresentInList") ||
-		strings.Contains(stack, "evanphx/json-patch%2ev4.Patch.replace")
-}
-
 // Describe names a case for a log or report line.
 func Describe(c Input) string {
 	return fmt.Sprintf("%s: %s %s (%s)", c.Name, c.Method, c.Sub, c.ContentType)

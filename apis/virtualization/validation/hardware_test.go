@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,6 +55,13 @@ func TestValidateHardware(t *testing.T) {
 			v.Spec.Domain.Machine = &virtualization.Machine{Type: "pc-i440fx-7.2"}
 			v.Spec.Domain.Firmware = &virtualization.Firmware{Bootloader: &virtualization.Bootloader{EFI: &virtualization.EFI{SecureBoot: ptr.To(true)}}}
 		}, wantPaths: []string{"spec.domain.features.smm.enabled", "spec.domain.machine.type"}},
+		{name: "257 disks and volumes: refused before anything else is checked", mutate: func(v *virtualization.VirtualMachineInstance) {
+			for i := range 257 {
+				name := fmt.Sprintf("d%d", i)
+				v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtualization.Disk{Name: name, BootOrder: ptr.To(uint32(1))})
+				v.Spec.Volumes = append(v.Spec.Volumes, virtualization.Volume{Name: name})
+			}
+		}, wantPaths: []string{"spec.domain.devices.disks", "spec.volumes"}},
 		{name: "utc and timezone", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Clock = &virtualization.Clock{ClockOffset: virtualization.ClockOffset{
 				UTC: &virtualization.ClockOffsetUTC{}, Timezone: ptr.To(virtualization.ClockOffsetTimezone("UTC"))}}

@@ -56,8 +56,11 @@ func TestBadInputNeverFailsTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	statuses := map[int]int{}
-	var unexpected, known []string
-	known5xx := 0
+	var unexpected []string
+	// Server-side apply's 500 for a body that does not fit the schema is
+	// rewritten to 422 around the handler (apiserver/patchguard); the
+	// request metrics, recorded inside, still count the 500.
+	rewritten := 0
 	began := time.Now()
 	for _, c := range cases {
 		sent := time.Now()
@@ -66,50 +69,29 @@ func TestBadInputNeverFailsTheServer(t *testing.T) {
 			t.Logf("%s took %v", c.Name, d.Round(time.Millisecond))
 		}
 		what := badinput.Describe(c)
-		switch {
-		case err != nil && badinput.KnownUpstreamReset(c, err):
-			known = append(known, fmt.Sprintf("%s: %v; body %s", what, err, badinput.Truncate(a.Sent)))
-		case err != nil:
+		if err != nil {
 			unexpected = append(unexpected, fmt.Sprintf("%s: %v; body %s", what, err, badinput.Truncate(a.Sent)))
-		case badinput.KnownUpstream5xx(c, a.Code, a.Body):
-			statuses[a.Code]++
-			known5xx++
-			known = append(known, fmt.Sprintf("%s -> %d %s", what, a.Code, badinput.Truncate(a.Body)))
-		default:
-			statuses[a.Code]++
-			if !badinput.Acceptable(c, a.Code) {
-				unexpected = append(unexpected, fmt.Sprintf("%s -> %d %s; body %s", what, a.Code, badinput.Truncate(a.Body), badinput.Truncate(a.Sent)))
-			}
+			continue
+		}
+		statuses[a.Code]++
+		if a.Code == http.StatusUnprocessableEntity && strings.Contains(string(a.Body), "does not fit the schema") {
+			rewritten++
+		}
+		if !badinput.Acceptable(c, a.Code) {
+			unexpected = append(unexpected, fmt.Sprintf("%s -> %d %s; body %s", what, a.Code, badinput.Truncate(a.Body), badinput.Truncate(a.Sent)))
 		}
 	}
-	t.Logf("%d requests in %v; statuses %v", len(cases), time.Since(began).Round(time.Millisecond), statuses)
-	for _, k := range known {
-		t.Logf("known upstream failure: %s", k)
-	}
+	t.Logf("%d requests in %v; statuses %v; %d applies that did not fit the schema", len(cases), time.Since(began).Round(time.Millisecond), statuses, rewritten)
 	for _, u := range unexpected {
 		t.Errorf("unexpected answer: %s", u)
 	}
-	if after := serverErrorCount(t, hc, s.ClientConfig.Host); after-before != float64(known5xx) {
-		t.Errorf("apiserver_request_total counts %v 5xx answers, want only the %d known ones", after-before, known5xx)
+	if after := serverErrorCount(t, hc, s.ClientConfig.Host); after-before > float64(rewritten) {
+		t.Errorf("apiserver_request_total counts %v 5xx answers, want at most the %d applies rewritten to 422", after-before, rewritten)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	resets := 0
-	for _, k := range known {
-		if strings.Contains(k, "INTERNAL_ERROR") {
-			resets++
-		}
-	}
-	knownPanics := 0
 	for _, p := range panics {
-		if badinput.KnownUpstreamPanic(p) {
-			knownPanics++
-			continue
-		}
 		t.Errorf("the server panicked: %s", badinput.Truncate([]byte(p)))
-	}
-	if resets > knownPanics {
-		t.Errorf("%d streams reset but only %d known panics", resets, knownPanics)
 	}
 }
 
