@@ -19970,7 +19970,7 @@ func schema_virt_apis_virtualization_v1_DevicePreferences(ref common.ReferenceCa
 					},
 					"preferredTPM": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PreferredTPM is the VM's TPM when it has none. A VMI refuses an enabled TPM (not implemented yet), so a VM using a preference with one is refused at spec.template.spec.domain.devices.tpm.",
+							Description: "PreferredTPM is the VM's TPM when it has none (an emulated TPM 2.0, swtpm). A VMI refuses a persistent one (not implemented yet), so a VM using a preference with one is refused at spec.template.spec.domain.devices.tpm.persistent.",
 							Ref:         ref(virtualizationv1.TPMDevice{}.OpenAPIModelName()),
 						},
 					},

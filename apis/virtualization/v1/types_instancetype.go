@@ -466,9 +466,10 @@ type DevicePreferences struct {
 	// so a VM using a preference with true is refused there.
 	// +optional
 	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty" protobuf:"varint,23,opt,name=preferredNetworkInterfaceMultiQueue"`
-	// PreferredTPM is the VM's TPM when it has none. A VMI refuses an
-	// enabled TPM (not implemented yet), so a VM using a preference with
-	// one is refused at spec.template.spec.domain.devices.tpm.
+	// PreferredTPM is the VM's TPM when it has none (an emulated TPM 2.0,
+	// swtpm). A VMI refuses a persistent one (not implemented yet), so a VM
+	// using a preference with one is refused at
+	// spec.template.spec.domain.devices.tpm.persistent.
 	// +optional
 	PreferredTPM *TPMDevice `json:"preferredTPM,omitempty" protobuf:"bytes,24,opt,name=preferredTPM"`
 	// PreferredPanicDeviceModel is the model of each panic device that

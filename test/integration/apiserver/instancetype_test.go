@@ -170,7 +170,7 @@ func TestInstancetypeRefusals(t *testing.T) {
 	tpm := &virtv1.VirtualMachineClusterPreference{
 		ObjectMeta: metav1.ObjectMeta{Name: "windows.11"},
 		Spec: virtv1.VirtualMachinePreferenceSpec{
-			Devices:                 &virtv1.DevicePreferences{PreferredTPM: &virtv1.TPMDevice{}},
+			Devices:                 &virtv1.DevicePreferences{PreferredTPM: &virtv1.TPMDevice{Persistent: ptr.To(true)}},
 			PreferredLaunchSecurity: &virtv1.LaunchSecurity{SEV: &virtv1.SEV{}},
 		},
 	}
@@ -201,9 +201,9 @@ func TestInstancetypeRefusals(t *testing.T) {
 		{"preference requires more vCPUs", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows"}
 		}, "spec.instancetype.name"},
-		{"preferred TPM", func(vm *virtv1.VirtualMachine) {
+		{"preferred persistent TPM", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows.11"}
-		}, "spec.template.spec.domain.devices.tpm"},
+		}, "spec.template.spec.domain.devices.tpm.persistent"},
 		{"preferred launch security", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Preference = &virtv1.PreferenceMatcher{Name: "windows.11"}
 		}, "spec.template.spec.domain.launchSecurity"},

@@ -90,9 +90,10 @@ type DevicePreferencesApplyConfiguration struct {
 	// when the VM does not set it. A VMI refuses true (single-queue taps),
 	// so a VM using a preference with true is refused there.
 	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty"`
-	// PreferredTPM is the VM's TPM when it has none. A VMI refuses an
-	// enabled TPM (not implemented yet), so a VM using a preference with
-	// one is refused at spec.template.spec.domain.devices.tpm.
+	// PreferredTPM is the VM's TPM when it has none (an emulated TPM 2.0,
+	// swtpm). A VMI refuses a persistent one (not implemented yet), so a VM
+	// using a preference with one is refused at
+	// spec.template.spec.domain.devices.tpm.persistent.
 	PreferredTPM *TPMDeviceApplyConfiguration `json:"preferredTPM,omitempty"`
 	// PreferredPanicDeviceModel is the model of each panic device that
 	// names none; a VM without panic devices gets one of this model.
