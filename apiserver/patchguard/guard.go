@@ -3,6 +3,7 @@ package patchguard
 import (
 	"bytes"
 	"fmt"
+	"mime"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -24,7 +25,7 @@ var patchCode = []string{
 	"evanphx/json-patch",
 }
 
-// typedPatchError starts the message of server-side apply's plain error for
+// typedPatchError is in the message of server-side apply's plain error for
 // a body that does not fit the schema (k8s.io/apimachinery's
 // managedfields/internal/structuredmerge.go).
 const typedPatchError = "failed to create typed patch object"
@@ -112,11 +113,7 @@ func (r *heldResponse) Write(b []byte) (int, error) {
 }
 
 func (r *heldResponse) writeTo(w http.ResponseWriter, req *http.Request, s runtime.NegotiatedSerializer, gv schema.GroupVersion) {
-	if r.code == http.StatusInternalServerError && bytes.Contains(r.body.Bytes(), []byte(typedPatchError)) {
-		msg := typedPatchError
-		if i := bytes.Index(r.body.Bytes(), []byte(typedPatchError)); i >= 0 {
-			msg = extractMessage(r.body.Bytes()[i:])
-		}
+	if st := r.status(s); r.code == http.StatusInternalServerError && st != nil && strings.Contains(st.Message, typedPatchError) {
 		details := &metav1.StatusDetails{Group: gv.Group}
 		resource := gv.Group
 		if info, ok := request.RequestInfoFrom(req.Context()); ok {
@@ -128,7 +125,7 @@ func (r *heldResponse) writeTo(w http.ResponseWriter, req *http.Request, s runti
 			Code:    http.StatusUnprocessableEntity,
 			Reason:  metav1.StatusReasonInvalid,
 			Details: details,
-			Message: fmt.Sprintf("the applied configuration does not fit the schema of %s: %s", resource, msg),
+			Message: fmt.Sprintf("the applied configuration does not fit the schema of %s: %s", resource, st.Message),
 		}}
 		responsewriters.ErrorNegotiated(err, s, gv, w, req)
 		return
@@ -142,17 +139,21 @@ func (r *heldResponse) writeTo(w http.ResponseWriter, req *http.Request, s runti
 	_, _ = w.Write(r.body.Bytes())
 }
 
-// extractMessage cuts the message at the end of its JSON string (the body
-// is a Status), or keeps it whole.
-func extractMessage(b []byte) string {
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' {
-			i++
-			continue
-		}
-		if b[i] == '"' {
-			return strings.ReplaceAll(string(b[:i]), `\"`, `"`)
-		}
+// status decodes the held answer as a Status, in whichever encoding the
+// client negotiated; nil when it is none.
+func (r *heldResponse) status(s runtime.NegotiatedSerializer) *metav1.Status {
+	mediaType, _, err := mime.ParseMediaType(r.header.Get("Content-Type"))
+	if err != nil {
+		return nil
 	}
-	return string(b)
+	info, ok := runtime.SerializerInfoForMediaType(s.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil
+	}
+	obj, _, err := info.Serializer.Decode(r.body.Bytes(), nil, &metav1.Status{})
+	if err != nil {
+		return nil
+	}
+	st, _ := obj.(*metav1.Status)
+	return st
 }

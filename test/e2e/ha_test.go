@@ -25,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -338,7 +339,7 @@ func memberRejoins(t *testing.T, ctx context.Context, vm *virtv1.VirtualMachine)
 		if err != nil {
 			return false, err
 		}
-		if p.UID == old.UID || p.DeletionTimestamp != nil || !podReady(p) {
+		if p.UID == old.UID || p.DeletionTimestamp != nil || !podutils.IsPodReady(p) {
 			return false, fmt.Errorf("pod %s (uid %s) not yet a ready replacement", p.Name, p.UID)
 		}
 		recreated = p
@@ -482,7 +483,7 @@ func replicaKilled(t *testing.T, ctx context.Context) {
 			if err != nil {
 				return false, err
 			}
-			return framework.RestartCount(p, "virt-apiserver") > restarts && podReady(p), nil
+			return framework.RestartCount(p, "virt-apiserver") > restarts && podutils.IsPodReady(p), nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -593,7 +594,7 @@ func readyAPIServers(ctx context.Context, want int) ([]corev1.Pod, error) {
 		}
 		ready = ready[:0]
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && podReady(&p) {
+			if p.DeletionTimestamp == nil && podutils.IsPodReady(&p) {
 				ready = append(ready, p)
 			}
 		}
@@ -613,20 +614,11 @@ func readyCount(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, p := range pods.Items {
-		if podReady(&p) {
+		if podutils.IsPodReady(&p) {
 			n++
 		}
 	}
 	return n, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func waitPodGone(t *testing.T, ctx context.Context, pod corev1.Pod) {

@@ -1,6 +1,7 @@
 package launcher_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -65,10 +67,10 @@ func testTPM(t *testing.T) {
 	}
 	l.waitExit(exitTimeout)
 	// libvirt stops swtpm with the domain: nothing outlives the launcher.
-	for deadline := time.Now().Add(exitTimeout); swtpmOf(l) != 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("swtpm (pid %d) still runs %v after the launcher exited", swtpmOf(l), exitTimeout)
-		}
+	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, exitTimeout, true, func(context.Context) (bool, error) {
+		return swtpmOf(l) == 0, nil
+	}); err != nil {
+		t.Fatalf("swtpm (pid %d) still runs %v after the launcher exited", swtpmOf(l), exitTimeout)
 	}
 }
 
