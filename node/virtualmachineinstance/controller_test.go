@@ -105,7 +105,7 @@ func TestDomainEvents(t *testing.T) {
 		{name: "guest powers off", steps: []step{{ended("shutdown"), phaseIs(virtv1.Succeeded, virtv1.ReasonGuestShutdown), "Succeeded/GuestShutdown"}},
 			wantEvents: []string{ReasonStopped}},
 		{name: "guest crashes", steps: []step{{ended("crashed"), phaseIs(virtv1.Failed, virtv1.ReasonGuestCrashed), "Failed/GuestCrashed"}}},
-		{name: "qemu killed", steps: []step{{ended("failed"), phaseIs(virtv1.Failed, virtv1.ReasonLauncherGone), "Failed/LauncherGone"}}},
+		{name: "qemu killed", steps: []step{{ended("failed"), phaseIs(virtv1.Failed, virtv1.ReasonGuestCrashed), "Failed/GuestCrashed"}}},
 		{name: "destroyed", steps: []step{{ended("destroyed"), phaseIs(virtv1.Failed, virtv1.ReasonGuestDestroyed), "Failed/GuestDestroyed"}}},
 		{name: "paused, then crashes", steps: []step{
 			{pause, pausedCond, "paused"},
@@ -333,7 +333,7 @@ func TestEndWhileNotConnected(t *testing.T) {
 		wantReason string
 	}{
 		{"final state: guest shutdown", `{"stopReason":"STOP_REASON_GUEST_SHUTDOWN","reason":"shutdown"}`, 0, virtv1.Succeeded, virtv1.ReasonGuestShutdown},
-		{"final state: qemu killed", `{"stopReason":"STOP_REASON_CRASHED","reason":"failed"}`, 3, virtv1.Failed, virtv1.ReasonLauncherGone},
+		{"final state: qemu killed", `{"stopReason":"STOP_REASON_CRASHED","reason":"failed"}`, 3, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"final state wins over the exit code", `{"stopReason":"STOP_REASON_CRASHED","reason":"crashed"}`, 0, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"exit code 0 of a running guest", "", 0, virtv1.Succeeded, virtv1.ReasonGuestShutdown},
 		{"exit code 3", "", 3, virtv1.Failed, virtv1.ReasonGuestCrashed},

@@ -33,8 +33,11 @@ func EndOfDomain(d *apiv1.Domain) End {
 	case apiv1.StopReason_STOP_REASON_CRASHED:
 		// libvirt says "failed" when QEMU itself went away under a running
 		// guest (killed, or crashed), "crashed" when the guest crashed.
+		// Both are GuestCrashed ("qemu or the guest crashed"): the launcher
+		// that reports it is alive, so it is not LauncherGone; the message
+		// tells the two apart.
 		if libvirt == "failed" {
-			return End{virtv1.Failed, virtv1.ReasonLauncherGone, "QEMU exited unexpectedly under the running guest (libvirt: failed)"}
+			return End{virtv1.Failed, virtv1.ReasonGuestCrashed, "QEMU exited unexpectedly under the running guest (libvirt: failed)"}
 		}
 		return End{virtv1.Failed, virtv1.ReasonGuestCrashed, fmt.Sprintf("The guest crashed (libvirt: %s)", libvirt)}
 	default:

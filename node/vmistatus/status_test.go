@@ -210,7 +210,7 @@ func TestEndOfDomain(t *testing.T) {
 	}{
 		{"guest shutdown", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN, Reason: "shutdown"}, virtv1.Succeeded, virtv1.ReasonGuestShutdown},
 		{"guest crashed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_CRASHED, Reason: "crashed"}, virtv1.Failed, virtv1.ReasonGuestCrashed},
-		{"qemu killed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_CRASHED, Reason: "failed"}, virtv1.Failed, virtv1.ReasonLauncherGone},
+		{"qemu killed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_CRASHED, Reason: "failed"}, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"destroyed after grace", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_DESTROYED, ShutdownRequested: true}, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 		{"failed", &apiv1.Domain{StopReason: apiv1.StopReason_STOP_REASON_FAILED}, virtv1.Failed, virtv1.ReasonLauncherGone},
 	}
