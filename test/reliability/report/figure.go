@@ -36,6 +36,12 @@ func MustBe(n float64) Bound {
 	return Bound{Kind: Must, Text: "must be " + number(n), holds: func(r Result) bool { return r.isNum && r.num == n }}
 }
 
+// MustBeAtLeast holds a number to at least n: that a check could see
+// anything ("guests running at the kill" before "guests lost").
+func MustBeAtLeast(n float64) Bound {
+	return Bound{Kind: Must, Text: "must be ≥ " + number(n), holds: func(r Result) bool { return r.isNum && r.num >= n }}
+}
+
 // MustBeAtMost holds a number, in unit, to at most x.
 func MustBeAtMost(x float64, unit string) Bound {
 	return Bound{Kind: Must, Text: "must be ≤ " + withUnit(number(x), unit), holds: func(r Result) bool { return r.isNum && r.num <= x }}

@@ -20,6 +20,8 @@ func TestBounds(t *testing.T) {
 		{Seconds("failover", 14900*time.Millisecond, TargetBelow(15, "s")), true, false},
 		{Seconds("failover", 15*time.Second, TargetBelow(15, "s")), false, true},
 		{Seconds("back", 90*time.Second, MustBeAtMost(90, "s")), true, false},
+		{Count("guests running at the kill", 2, MustBeAtLeast(1)), true, false},
+		{Count("guests running at the kill", 0, MustBeAtLeast(1)), false, true},
 		{Text("reason", "LauncherGone", MustEqual("LauncherGone")), true, false},
 		{Text("reason", "GuestCrashed", MustEqual("LauncherGone")), false, true},
 		{Seconds("downtime", time.Hour, Measured()), true, false},
