@@ -25,6 +25,7 @@ import (
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancereplicaset"
+	"kubevirt.dev/virt/apiserver/utf8guard"
 	"kubevirt.dev/virt/generated/openapi"
 )
 
@@ -82,9 +83,10 @@ func (o *Options) Config() (*Config, error) {
 	// Innermost, after authentication and authorization: only callers who
 	// may write get their bodies read, and before any decoder runs.
 	c.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(
-			exponentguard.WithGuard(patchguard.WithGuard(h, Codecs, virtv1.SchemeGroupVersion),
-				gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion), gc)
+		guarded := patchguard.WithGuard(h, Codecs, virtv1.SchemeGroupVersion)
+		guarded = utf8guard.WithGuard(guarded, gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion)
+		guarded = exponentguard.WithGuard(guarded, gc.MaxRequestBodyBytes, Codecs, virtv1.SchemeGroupVersion)
+		return genericapiserver.DefaultBuildHandlerChain(guarded, gc)
 	}
 	if o.Standalone {
 		// The generic admission chain needs a kube-apiserver; the node
