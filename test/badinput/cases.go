@@ -67,7 +67,7 @@ func (s Set) Nasty() []Input {
 	huge := func(n int) string { return strings.Repeat("h", n) }
 
 	cases := []Input{
-		post("valid", jsonType, valid),
+		taken(post("valid", jsonType, valid)),
 		post("empty", jsonType, nil),
 		post("null", jsonType, []byte("null")),
 		post("list", jsonType, []byte("[]")),
@@ -76,7 +76,9 @@ func (s Set) Nasty() []Input {
 		post("byte order mark", jsonType, append([]byte("\xef\xbb\xbf"), rawBody(s.vmiMap("bom"), false)...)),
 		post("two objects", jsonType, append(rawBody(s.vmiMap("two-a"), false), rawBody(s.vmiMap("two-b"), false)...)),
 		post("empty yaml", yamlType, nil),
-		post("yaml documents", yamlType, []byte("---\n"+string(rawBody(s.vmiMap("doc-a"), true))+"---\n"+string(rawBody(s.vmiMap("doc-b"), true)))),
+		// The first document is decoded, the rest ignored, as for every
+		// resource of a Kubernetes apiserver: taken as doc-a.
+		taken(post("yaml documents", yamlType, []byte("---\n"+string(rawBody(s.vmiMap("doc-a"), true))+"---\n"+string(rawBody(s.vmiMap("doc-b"), true))))),
 		post("deep json lists", jsonType, deep("[", "]", 100000)),
 		post("deep json objects", jsonType, deep(`{"a":`, "}", 100000)),
 		post("deep json at the top", jsonType, []byte(strings.Repeat("[", 1<<20))),
@@ -91,9 +93,10 @@ func (s Set) Nasty() []Input {
 		post("huge name", jsonType, rawBody(s.vmiMap(huge(1<<20)), false)),
 		post("huge label", jsonType, rawBody(s.with("huge-label", "metadata.labels", map[string]any{"a": huge(1 << 20)}), false)),
 		post("huge annotation", jsonType, rawBody(s.with("huge-annotation", "metadata.annotations", map[string]any{"a": huge(2 << 20)}), false)),
-		post("annotation just under etcd's limit", jsonType, rawBody(s.with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false)),
-		post("huge image", yamlType, rawBody(s.with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true)),
-		post("body of exactly 3 MiB", jsonType, pad("exactly-3mib", limit)),
+		taken(post("annotation just under etcd's limit", jsonType, rawBody(s.with("etcd-limit", "metadata.annotations", map[string]any{"a": huge(250 << 10)}), false))),
+		// The API bounds no image reference, as a Pod's does not.
+		taken(post("huge image", yamlType, rawBody(s.with("huge-image", "spec.domain.firmware.kernelBoot.container.image", huge(1<<20)), true))),
+		taken(post("body of exactly 3 MiB", jsonType, pad("exactly-3mib", limit))),
 		post("body of 3 MiB and a byte", jsonType, pad("over-3mib", limit+1)),
 		post("body of 10 MiB", jsonType, pad("ten-mib", 10<<20)),
 		post("3 MiB of whitespace", jsonType, bytes.Repeat([]byte(" "), limit)),
@@ -111,10 +114,12 @@ func (s Set) Nasty() []Input {
 		post("duplicate keys yaml", yamlType, []byte("apiVersion: virtualization.kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  Name: a\n  Name: b\nspec: {}\nspec: {}\n")),
 		post("many disks all boot order 1", jsonType, rawBody(manyDisks("many-disks", 20000), false)),
 		post("too many disks for the limit", jsonType, rawBody(manyDisks("too-many-disks", 100000), false)),
-		post("many labels", jsonType, rawBody(manyLabels, false)),
+		taken(post("many labels", jsonType, rawBody(manyLabels, false))),
 		post("xml", "application/xml", []byte("<vmi/>")),
-		post("no content type", "", rawBody(s.vmiMap("no-content-type"), false)),
-		post("unknown charset", "application/json; charset=bogus", rawBody(s.vmiMap("charset"), false)),
+		// Without a content type the body is read as JSON; a charset
+		// parameter is ignored (JSON is UTF-8): both taken if the body is.
+		taken(post("no content type", "", rawBody(s.vmiMap("no-content-type"), false))),
+		taken(post("unknown charset", "application/json; charset=bogus", rawBody(s.vmiMap("charset"), false))),
 		post("apply type on create", applyType, rawBody(s.vmiMap("apply-create"), false)),
 		post("protobuf garbage", protobufType, garbagePB),
 		post("protobuf magic then garbage", protobufType, append([]byte("k8s\x00"), garbagePB...)),
@@ -128,12 +133,17 @@ func (s Set) Nasty() []Input {
 			Body: fixed(rawBody(s.with("dry-huge", "spec.domain.firmware.kernelBoot.kernelArgs", huge(limit-8192)), false))},
 		post("wrong namespace", jsonType, rawBody(s.with("wrong-ns", "metadata.namespace", "other"), false)),
 		post("generate name only, huge", jsonType, rawBody(s.with("", "metadata.generateName", huge(300)), false)),
-		post("resource version on create", jsonType, rawBody(s.with("rv", "metadata.resourceVersion", "abc"), false)),
-		post("deletion timestamp on create", jsonType, rawBody(s.with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
+		// The fields the server owns are its own on create, whatever the
+		// client put there: taken with the server's.
+		takenIf(post("resource version on create", jsonType, rawBody(s.with("rv", "metadata.resourceVersion", "abc"), false)),
+			"the client's resourceVersion kept", func(got map[string]any) bool { return at(got, []any{"metadata", "resourceVersion"}) != "abc" }),
+		takenIf(post("deletion timestamp on create", jsonType, rawBody(s.with("deleting", "metadata.deletionTimestamp", "2020-01-01T00:00:00Z"), false)),
+			"created deleting", func(got map[string]any) bool { return at(got, []any{"metadata", "deletionTimestamp"}) == nil }),
 		post("garbage creation timestamp", jsonType, rawBody(s.with("created", "metadata.creationTimestamp", "yesterday"), false)),
 		post("garbage owner reference", jsonType, rawBody(s.with("owned", "metadata.ownerReferences", []any{map[string]any{"uid": badUTF8, "controller": "yes"}}), false)),
-		post("garbage managed fields", jsonType, rawBody(s.with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
+		takenIf(post("garbage managed fields", jsonType, rawBody(s.with("managed", "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Apply",
 			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"k:{bad": map[string]any{}}}}}), false)),
+			"the garbage managed fields kept", func(got map[string]any) bool { return !strings.Contains(fmt.Sprint(got["metadata"]), "k:{bad") }),
 		post("status on create", jsonType, rawBody(s.with("status", "status", map[string]any{"phase": "Bogus", "conditions": nestedList(50)}), false)),
 	}
 	for _, n := range []struct{ path, value string }{
@@ -148,7 +158,11 @@ func (s Set) Nasty() []Input {
 		{"spec.domain.memory.hugepages.pageSize", `"1e18"`},
 	} {
 		b := rawBody(s.with(fmt.Sprintf("num-%d", len(cases)), n.path, rawNumber(n.value)), false)
-		cases = append(cases, post("number "+n.path+"="+n.value, jsonType, b))
+		c := post("number "+n.path+"="+n.value, jsonType, b)
+		if n.value == "9223372036854775807" {
+			c = taken(c) // the largest int64: in range
+		}
+		cases = append(cases, c)
 	}
 	return append(cases, s.nastyWrites(limit)...)
 }
@@ -182,10 +196,12 @@ func (s Set) nastyWrites(limit int) []Input {
 		put("put huge kernel args", "/"+target, func(m map[string]any) {
 			set(m, "spec.domain.firmware.kernelBoot.kernelArgs", strings.Repeat("k", limit-16384))
 		}),
-		put("put without resource version", "/"+target, func(m map[string]any) { delete(m["metadata"].(map[string]any), "resourceVersion") }),
+		// An update without a resourceVersion is unconditional.
+		taken(put("put without resource version", "/"+target, func(m map[string]any) { delete(m["metadata"].(map[string]any), "resourceVersion") })),
 		put("put other name", "/"+target, func(m map[string]any) { set(m, "metadata.name", "other") }),
 		put("put null spec", "/"+target, func(m map[string]any) { m["spec"] = nil }),
-		put("put deep spec", "/"+target, func(m map[string]any) { set(m, "spec.domain.cpu", nestedMap(5000)) }),
+		// A field the type does not have ("a"), dropped with a warning.
+		taken(put("put deep spec", "/"+target, func(m map[string]any) { set(m, "spec.domain.cpu", nestedMap(5000)) })),
 		put("put status phase garbage", "/"+target+"/status", func(m map[string]any) { set(m, "status.phase", "Bogus"+badUTF8) }),
 		put("put null status", "/"+target+"/status", func(m map[string]any) { m["status"] = nil }),
 		put("put many conditions", "/"+target+"/status", func(m map[string]any) {
@@ -216,7 +232,8 @@ func (s Set) nastyWrites(limit int) []Input {
 		patch("strategic bogus directive", strategicTyp, "", `{"spec":{"volumes":[{"$patch":"bogus"}]}}`),
 		patch("strategic retain keys not a list", strategicTyp, "", `{"spec":{"$retainKeys":5}}`),
 		patch("strategic element order garbage", strategicTyp, "", `{"spec":{"domain":{"devices":{"$setElementOrder/disks":[{"name":1},null,7]}}}}`),
-		patch("strategic delete from primitive list", strategicTyp, "", `{"metadata":{"$deleteFromPrimitiveList/finalizers":"x"}}`),
+		// Removes "x" from the finalizers, which have none: a no-op.
+		taken(patch("strategic delete from primitive list", strategicTyp, "", `{"metadata":{"$deleteFromPrimitiveList/finalizers":"x"}}`)),
 		patch("strategic list of lists", strategicTyp, "", `{"spec":{"volumes":[[[]]]}}`),
 		patch("strategic deep", strategicTyp, "", `{"spec":{"domain":`+strings.Repeat(`{"a":`, 100000)+"1"+strings.Repeat("}", 100002)),
 		patch("json patch copy bomb", jsonPatchTyp, "", copyBomb),
@@ -239,7 +256,9 @@ func (s Set) nastyWrites(limit int) []Input {
 
 // Random are n seeded random variations of the valid VMI, posted as JSON
 // and YAML, put to the target and its status, and patched into it in every
-// patch type.
+// patch type. A variation may still be a well-formed VMI (a mutation can
+// drop an optional field, or put a valid value): each may be taken if it is
+// (WellFormed).
 func (s Set) Random(r *rand.Rand, n int) []Input {
 	var cases []Input
 	for i := range n {
@@ -297,6 +316,9 @@ func (s Set) Random(r *rand.Rand, n int) []Input {
 		if i%17 == 0 {
 			cases = append(cases, post(name+" protobuf", protobufType, garble(rr, append([]byte("k8s\x00"), rawBody(s.vmiMap("pb"), false)...))))
 		}
+	}
+	for i := range cases {
+		cases[i].Taken = WellFormed
 	}
 	return cases
 }

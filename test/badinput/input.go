@@ -48,6 +48,10 @@ type Input struct {
 	// Body makes the body; cur is the target as the server holds it now
 	// (nil for POST), so a PUT can carry its resourceVersion.
 	Body func(cur map[string]any) []byte
+	// Taken checks a 2xx answer to an input that may be taken (WellFormed,
+	// or what a hand-written case needs); nil, the input is malformed and
+	// any 2xx is wrong (Judge).
+	Taken Taking
 }
 
 // Set makes the cases for one namespace.
@@ -129,16 +133,26 @@ func (s Set) Corpus(root string) ([]Input, error) {
 			data = []byte(s)
 		}
 		name := filepath.Base(f)
-		cases = append(cases, post("corpus "+name+" as YAML", yamlType, data), post("corpus "+name+" as JSON", jsonType, data))
+		cases = append(cases, taken(post("corpus "+name+" as YAML", yamlType, data)), taken(post("corpus "+name+" as JSON", jsonType, data)))
 	}
 	return cases, nil
 }
 
+// maxAnswer bounds the answer read: an object the server takes is at most
+// its 3 MiB body limit, and its answer (Judge examines every 2xx) not much
+// more.
+const maxAnswer = 8 << 20
+
 // Answer is how the server answered one case.
 type Answer struct {
 	Code int
-	// Body is the answer's first 64 KiB; Sent is the request's body.
-	Body, Sent []byte
+	// Body is the answer (its first maxAnswer bytes); Sent is the
+	// request's body;
+	// Before is the target as the server held it before (JSON), for a PUT
+	// or patch.
+	Body, Sent, Before []byte
+	// Warnings are the answer's Warning headers.
+	Warnings []string
 }
 
 // Send sends one case to the server at host through hc: first a GET of the
@@ -146,6 +160,7 @@ type Answer struct {
 // transport error (no answer), or the target's GET failing.
 func (s Set) Send(ctx context.Context, hc *http.Client, host string, c Input) (Answer, error) {
 	var cur map[string]any
+	var before []byte
 	if c.Method != http.MethodPost {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+s.Path()+"/"+Target, nil)
 		if err != nil {
@@ -160,9 +175,9 @@ func (s Set) Send(ctx context.Context, hc *http.Client, host string, c Input) (A
 		if err != nil || resp.StatusCode != http.StatusOK {
 			return Answer{}, fmt.Errorf("get the target: %d %v %s", resp.StatusCode, err, Truncate(data))
 		}
-		cur = decodeMap(data)
+		cur, before = decodeMap(data), data
 	}
-	a := Answer{Sent: c.Body(cur)}
+	a := Answer{Sent: c.Body(cur), Before: before}
 	url := host + s.Path() + c.Sub
 	if c.Query != "" {
 		url += "?" + c.Query
@@ -180,25 +195,10 @@ func (s Set) Send(ctx context.Context, hc *http.Client, host string, c Input) (A
 	}
 	defer resp.Body.Close()
 	a.Code = resp.StatusCode
-	a.Body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	a.Warnings = resp.Header.Values("Warning")
+	a.Body, _ = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return a, nil
-}
-
-// Acceptable reports whether code is a right answer to c: taken, or
-// refused as the client's fault (400, 413, 415, 422; 409 where a PUT or
-// patch races the resourceVersion).
-func Acceptable(c Input, code int) bool {
-	switch {
-	case code >= 200 && code < 300:
-		return true
-	case code == http.StatusBadRequest, code == http.StatusRequestEntityTooLarge,
-		code == http.StatusUnsupportedMediaType, code == http.StatusUnprocessableEntity:
-		return true
-	case code == http.StatusConflict:
-		return c.Method != http.MethodPost
-	}
-	return false
 }
 
 // Describe names a case for a log or report line.
@@ -219,6 +219,27 @@ func fixed(b []byte) func(map[string]any) []byte { return func(map[string]any) [
 
 func post(name, contentType string, body []byte) Input {
 	return Input{Name: name, Method: http.MethodPost, ContentType: contentType, Body: fixed(body)}
+}
+
+// taken is c, which may be taken if it is well-formed (WellFormed).
+func taken(c Input) Input {
+	c.Taken = WellFormed
+	return c
+}
+
+// takenIf is c, which may be taken if it is well-formed and the object
+// answered passes ok; wrong says what it is when it does not.
+func takenIf(c Input, wrong string, ok func(got map[string]any) bool) Input {
+	c.Taken = func(c Input, a Answer) error {
+		if err := WellFormed(c, a); err != nil {
+			return err
+		}
+		if !ok(decodeMap(a.Body)) {
+			return fmt.Errorf("%s", wrong)
+		}
+		return nil
+	}
+	return c
 }
 
 // vmiMap is the valid VMI, named, in the set's namespace, as maps.

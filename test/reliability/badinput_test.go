@@ -28,8 +28,9 @@ const badInputTimeout = 70 * time.Second
 
 // TestBadInput: the bad-input corpus of test/badinput, sent through the
 // kube-apiserver's aggregator to the deployed virt-apiserver. Every answer
-// is a success or a refusal as the client's fault, never a server error;
-// the server does not panic and does not restart.
+// is a refusal as the client's fault, or the taking of an input that may be
+// taken, examined (badinput.Judge); never a server error; the server does
+// not panic and does not restart.
 func TestBadInput(t *testing.T) {
 	fig := book.Start(t, "bad-input", "Bad input through the real server")
 	fig.Fault = `Random and malformed VMI bodies (test/badinput, the in-process
@@ -41,10 +42,16 @@ into it in every patch type.`
 	fig.Load = `One request after the other, as the admin through the kube-apiserver's
 aggregator to the deployed virt-apiserver, in a namespace whose quota
 allows no pod (what the server accepts never starts a launcher).`
-	fig.Method = `Each answer is classified: a success (2xx); a refusal as the client's fault
-(400, 413, 415 for a media type the server does not take, 422, and 409 for
-a PUT or patch racing the target's resourceVersion); anything else is
-counted against the server. Two defects of the upstream patch code used to
+	fig.Method = `Each answer is classified: a refusal as the client's fault (400, 413, 415
+for a media type the server does not take, 422, and 409 for a PUT or patch
+racing the target's resourceVersion); a success (2xx), which is examined:
+it is right only for an input that may be taken — a random variation or
+corpus entry that is still a well-formed VMI (the object it asks for
+decodes as a VirtualMachineInstance, valid UTF-8, a field unknown or given
+twice dropped only with a warning and never under
+` + "`fieldValidation=Strict`" + `), or a hand-written case that is valid — and the
+answer must be that VMI; a malformed input taken is a finding. Anything
+else is counted against the server. Two defects of the upstream patch code used to
 be such failures and are refused as the client's fault now
 (apiserver/patchguard): server-side apply's 500 on an object that does not
 fit the schema (now 422) and the strategic-merge and JSON-patch code
@@ -77,7 +84,8 @@ as the apiserver's recovery logs them).`
 
 	since := metav1.NewTime(time.Now().Add(-time.Second))
 	statuses := map[int]int{}
-	var unexpected, wrongRefusals, slow []string
+	var unexpected, wrongRefusals, wrongTakings, slow []string
+	taken := 0
 	serverErrors, transportErrors := 0, 0
 	began := time.Now()
 	for _, c := range cases {
@@ -95,9 +103,15 @@ as the apiserver's recovery logs them).`
 			statuses[a.Code]++
 			serverErrors++
 			unexpected = append(unexpected, fmt.Sprintf("%s -> %d %s; body %s", what, a.Code, badinput.Truncate(a.Body), badinput.Truncate(a.Sent)))
+		case a.Code < 300:
+			statuses[a.Code]++
+			taken++
+			if err := badinput.Judge(c, a); err != nil {
+				wrongTakings = append(wrongTakings, fmt.Sprintf("%s: %v; body %s", what, err, badinput.Truncate(a.Sent)))
+			}
 		default:
 			statuses[a.Code]++
-			if !badinput.Acceptable(c, a.Code) {
+			if err := badinput.Judge(c, a); err != nil {
 				wrongRefusals = append(wrongRefusals, fmt.Sprintf("%s -> %d %s", what, a.Code, badinput.Truncate(a.Body)))
 			}
 		}
@@ -108,6 +122,9 @@ as the apiserver's recovery logs them).`
 	}
 	for _, w := range wrongRefusals {
 		t.Errorf("a refusal of the wrong kind: %s", w)
+	}
+	for _, w := range wrongTakings {
+		t.Errorf("an input taken that must be refused: %s", w)
 	}
 	panics, restarts := 0, 0
 	for _, pod := range servers {
@@ -131,6 +148,8 @@ as the apiserver's recovery logs them).`
 		report.Count("requests without an answer", transportErrors, report.MustBe(0)),
 		report.Count("panics in virt-apiserver's log", panics, report.MustBe(0)),
 		report.Count("refusals other than 400, 409, 413, 415, 422", len(wrongRefusals), report.MustBe(0)),
+		report.Count("answers taken (2xx), each examined", taken, report.Measured()),
+		report.Count("malformed inputs taken, or taken wrongly", len(wrongTakings), report.MustBe(0)),
 		report.Count("virt-apiserver restarts", restarts, report.MustBe(0)),
 	)
 	fig.Note("%d requests in %s; answers by status: %s.", len(cases), took.Round(time.Second), statusString(statuses))
@@ -141,9 +160,9 @@ as the apiserver's recovery logs them).`
 		}
 		fig.Note("slow: %s", s)
 	}
-	for i, u := range unexpected {
+	for i, u := range slices.Concat(unexpected, wrongTakings) {
 		if i == 10 {
-			fig.Note("... and %d more failures", len(unexpected)-10)
+			fig.Note("... and %d more failures", len(unexpected)+len(wrongTakings)-10)
 			break
 		}
 		fig.Note("failure: %s", u)

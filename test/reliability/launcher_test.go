@@ -41,10 +41,11 @@ its QEMU vanish.`
 	fig.Load = `Two VMs made from artifacts/examples/vm-always.yaml (runStrategy Always, the
 test guest, 128 MiB), one killed each way once Running.`
 	fig.Method = `A watch on the VMI records the killed instance's final status: its phase
-and reason must be what the node reports for that death today
-(node/vmistatus: ` + "`EndOfExit`" + ` for a launcher that exited leaving no final
-state, ` + "`EndOfDomain`" + ` for a domain libvirt saw crash), its message starting
-as that code writes it. **Back** is from the kill to the VM's new instance
+and reason must be the ones the reasons' definitions give that death
+(apis/virtualization/v1, docs/handler.md): ` + "`LauncherGone`" + ` for a launcher
+that exited ("the launcher stopped answering or exited"), ` + "`GuestCrashed`" + `
+for QEMU gone under a launcher that lives on ("qemu or the guest
+crashed"); its message starting as node/vmistatus writes it. **Back** is from the kill to the VM's new instance
 Running and Ready (virt-controller backs off 10 s before recreating an
 instance that failed within a minute of running, as both do here).
 **QEMU left** counts the killed instance's QEMU processes once it was
@@ -55,8 +56,9 @@ replaced and its pod deleted (` + "`/proc`" + `, by the domain's name).`
 		name string
 		vm   string
 		kill func(t *testing.T, vmi *virtv1.VirtualMachineInstance)
-		// reason and message are what node/vmistatus reports for this
-		// death; message is the start of the text.
+		// reason is the documented reason of this death (the definitions
+		// of apis/virtualization/v1's Reason constants); message is the
+		// start of the text node/vmistatus writes.
 		reason, message string
 	}{
 		{
@@ -72,7 +74,7 @@ replaced and its pod deleted (` + "`/proc`" + `, by the domain's name).`
 				}
 				t.Logf("kill -9 %d (virt-launcher of pod %s)", pid, pod.Name)
 			},
-			// EndOfExit: exit code 137 is none of the launcher's own codes.
+			// The launcher exited (137, none of its own codes).
 			reason: virtv1.ReasonLauncherGone, message: "The launcher failed (exit code 137",
 		},
 		{
@@ -87,8 +89,9 @@ replaced and its pod deleted (` + "`/proc`" + `, by the domain's name).`
 				}
 				t.Logf("kill -9 %d (QEMU of %s)", pids[0], vmi.Name)
 			},
-			// EndOfDomain: libvirt's CRASHED with reason "failed".
-			reason: virtv1.ReasonLauncherGone, message: "QEMU exited unexpectedly under the running guest (libvirt: failed)",
+			// QEMU died under its live launcher: libvirt's CRASHED with
+			// reason "failed", which the launcher reports.
+			reason: virtv1.ReasonGuestCrashed, message: "QEMU exited unexpectedly under the running guest (libvirt: failed)",
 		},
 	}
 	for _, k := range kills {
@@ -154,9 +157,6 @@ replaced and its pod deleted (` + "`/proc`" + `, by the domain's name).`
 		}
 		fig.Add(report.Count(k.name+": QEMU of the killed instance left", left, report.MustBe(0)))
 	}
-	fig.Note("The reason for QEMU killed under its running launcher is `LauncherGone` (node/vmistatus/end.go, `EndOfDomain`: libvirt's CRASHED with reason \"failed\"; docs/handler.md documents it), " +
-		"although the launcher is not gone and apis/virtualization/v1/wellknown.go says `LauncherGone` is \"the launcher stopped answering or exited\" and `GuestCrashed` \"qemu or the guest crashed\": " +
-		"the message is precise, the reason contradicts the reasons' own definitions. Left as found (node/ is not this suite's to change).")
 }
 
 // finalStatus is a WatchVMI check that keeps the first version of the VMI
