@@ -22,7 +22,7 @@ var (
 	// output. About 12 MiB in all.
 	privateVolumeSizeLimit = resource.MustParse("64Mi")
 	// toolsVolumeSizeLimit bounds layout.ToolsVolume: the static
-	// virt-imagecopy (about 10 MiB), written once.
+	// virt-imagecopy (about 2 MiB), written once.
 	toolsVolumeSizeLimit = resource.MustParse("64Mi")
 )
 
