@@ -27,6 +27,10 @@
 #                              nothing answers in 5 s (10 s in all),
 #       /big                   only with virt.bigfile=N: N MiB of zeros,
 #                              for throughput benchmarks,
+#   - with the kernel argument virt.spew=1 prints lines to ttyS0 without end
+#     once it is up ("VIRT-GUEST-SPEW <n> ...", ~100 bytes each, as fast as
+#     the serial port takes them), for the test that the serial log stays
+#     bounded,
 #   - prints "VIRT-GUEST-ERROR ..." on ttyS0 when a module does not load or
 #     the big file does not fit,
 #   - then runs an interactive shell (busybox ash as root, no login) on ttyS0,
@@ -271,11 +275,13 @@ mount -t devtmpfs dev /dev
 name=virt-guest
 acpi=poweroff
 bigfile=
+spew=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     virt.hostname=*) name="${arg#virt.hostname=}" ;;
     virt.acpi=*) acpi="${arg#virt.acpi=}" ;;
     virt.bigfile=*) bigfile="${arg#virt.bigfile=}" ;;
+    virt.spew=*) spew="${arg#virt.spew=}" ;;
   esac
 done
 hostname "$name"
@@ -334,6 +340,11 @@ echo "VIRT-GUEST-READY $name" > /dev/tty1
 # the interactive console: the script prints VIRT-GUEST-NET when bound.
 if [ -e /sys/class/net/eth0 ]; then
   udhcpc -f -i eth0 -t 5 -T 2 -A 5 -O mtu -O search -O hostname </dev/null >/dev/null 2>&1 &
+fi
+# A guest that floods its console: lines numbered so a reader can tell what
+# was kept, in a loop of the shell's builtins (no fork per line).
+if [ "$spew" = 1 ]; then
+  (n=0; while :; do n=$((n+1)); echo "VIRT-GUEST-SPEW $n 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"; done) >/dev/ttyS0 2>&1 </dev/null &
 fi
 # busybox init runs the shells of /etc/inittab (and reaps orphans). Started
 # by a shell script instead, they would inherit the ignored SIGINT of a

@@ -22,9 +22,14 @@ import (
 	"kubevirt.dev/virt/launcher/hypervisor"
 	"kubevirt.dev/virt/launcher/kvm"
 	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/launcher/logrotation"
 	"kubevirt.dev/virt/launcher/server"
 	"kubevirt.dev/virt/launcher/termination"
 )
+
+// logCheckInterval is how often the logs a guest fills are checked against
+// their bound: a serial console writes at most a few MiB a second.
+const logCheckInterval = time.Second
 
 // Run runs the launcher until its domain has ended, or until SIGTERM when no
 // domain was started, and returns the process's exit status (see
@@ -93,6 +98,11 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	})
 	info.DomainName = srv.DomainName()
 	go srv.Run(runCtx)
+	// The guest decides how much its console prints, and QEMU what its
+	// devices warn about: both files are kept small.
+	go logrotation.Keep(runCtx, logCheckInterval,
+		logrotation.File{Path: layout.SerialLog(o.PrivateDir), Max: layout.SerialLogMaxBytes},
+		logrotation.File{Path: filepath.Join(layout.LibvirtRoot(o.PrivateDir), "log", "qemu", srv.DomainName()+".log"), Max: layout.SerialLogMaxBytes})
 
 	lis, err := net.Listen("unix", socket)
 	if err != nil {

@@ -84,6 +84,7 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resources of VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
+	requestEphemeralStorage(&resources)
 	if cfg.TunDevice {
 		requestTunDevice(&resources)
 	}

@@ -159,17 +159,17 @@ func TestNewTunDevice(t *testing.T) {
 	}{{
 		name:       "requested",
 		tun:        true,
-		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m"), layout.TunResourceName: q("1")},
+		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m"), corev1.ResourceEphemeralStorage: q("128Mi"), layout.TunResourceName: q("1")},
 		wantLimits: corev1.ResourceList{layout.TunResourceName: q("1")},
 	}, {
 		name:       "requested beside the VMI's limits",
 		tun:        true,
 		vmiLimits:  corev1.ResourceList{corev1.ResourceCPU: q("500m")},
-		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("500m"), layout.TunResourceName: q("1")},
+		wantReq:    corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("500m"), corev1.ResourceEphemeralStorage: q("128Mi"), layout.TunResourceName: q("1")},
 		wantLimits: corev1.ResourceList{corev1.ResourceCPU: q("500m"), layout.TunResourceName: q("1")},
 	}, {
 		name:    "not requested",
-		wantReq: corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m")},
+		wantReq: corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("100m"), corev1.ResourceEphemeralStorage: q("128Mi")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,13 +31,13 @@ func (v *volumes) add(name, mountPath string, readOnly bool, src corev1.VolumeSo
 // any DNS-label name, including one of the layout's, and a suffix could
 // push it past 63 characters.
 func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
-	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	v := &volumes{}
-	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir)
-	v.add(layout.DisksVolume, layout.DisksDir, false, emptyDir)
+	// The emptyDirs' size limits are in storage.go.
+	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir(&privateVolumeSizeLimit))
+	v.add(layout.DisksVolume, layout.DisksDir, false, emptyDir(nil))
 	// The launcher does not need the tools; the volume exists for the
 	// containers of container-disk and kernel-boot images only.
-	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir})
+	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir(&toolsVolumeSizeLimit)})
 
 	if cfg.CapabilitiesCache {
 		v.add(layout.CapabilitiesCacheVolume, layout.CapabilitiesCacheDir, false, corev1.VolumeSource{
@@ -53,7 +53,7 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 		}
 	}
 	if kb := kernelBoot(vmi); kb != nil {
-		v.add(layout.KernelBootVolume, layout.KernelBootDir, true, emptyDir)
+		v.add(layout.KernelBootVolume, layout.KernelBootDir, true, emptyDir(kernelBootSizeLimit(vmi)))
 		pullSecret(kb.ImagePullSecret)
 	}
 	for i, vol := range vmi.Spec.Volumes {

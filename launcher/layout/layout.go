@@ -80,7 +80,10 @@ const (
 	ReadyFileName = "launcher.ready"
 	// LibvirtDirName is the root of the embedded libvirt (qemu:///embed).
 	LibvirtDirName = "libvirt"
-	// SerialLogName is the guest's serial console output, appended to.
+	// SerialLogName is the guest's serial console output, appended to. The
+	// launcher keeps it under SerialLogMaxBytes (launcher/logrotation): past
+	// that, its last SerialLogMaxBytes move to SerialLogName+".1" and it
+	// starts empty.
 	SerialLogName = "serial0.log"
 	// SerialSocketName is the guest's serial console as a unix socket.
 	SerialSocketName = "serial0.sock"
@@ -92,6 +95,13 @@ const (
 	// stops, before it exits. It outlives the launcher process.
 	FinalStateName = "domain.final.json"
 )
+
+// SerialLogMaxBytes bounds the serial log, and QEMU's own log in the
+// embedded libvirt's log directory, each: with their older generation, a
+// guest that prints forever holds at most twice this on the node's disk,
+// plus what it prints in the second between two checks (virtlogd's default
+// max_size, as KubeVirt's launchers use it, is the same 2 MiB).
+const SerialLogMaxBytes = 2 << 20
 
 // Names inside DisksDir, KernelBootDir and SecretDirRoot.
 const (

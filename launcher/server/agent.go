@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/hypervisor"
 )
@@ -86,27 +89,61 @@ func (s *Server) guestInfoRead(ctx context.Context, info hypervisor.GuestInfo) {
 	}
 	os := guestOSInfo(info.OS)
 	ifaces := guestInterfaces(info.Interfaces)
-	if proto.Equal(os, s.guestOS) && info.Hostname == s.guestHostname && interfacesEqual(ifaces, s.guestInterfaces) {
+	hostname := bounded(info.Hostname, virtv1.MaxGuestStringLength)
+	if proto.Equal(os, s.guestOS) && hostname == s.guestHostname && interfacesEqual(ifaces, s.guestInterfaces) {
 		return
 	}
-	s.guestOS, s.guestHostname, s.guestInterfaces = os, info.Hostname, ifaces
+	s.guestOS, s.guestHostname, s.guestInterfaces = os, hostname, ifaces
 	s.changed = time.Now()
 	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_AGENT, Detail: "guest info"})
 }
 
+// The guest's report is cut on its way into the contract: a string to the
+// API's bound of what a guest may say (virtv1.MaxGuestStringLength, an
+// address to virtv1.MaxIPAddressLength) and to valid UTF-8, which protobuf
+// requires of a string (a report that is not would make every answer of
+// this server fail to marshal); the lists to twice what the status holds,
+// so that the node, which checks and cuts again, has valid ones to choose
+// from and a report stays far below gRPC's 4 MiB message limit (~1 MiB at
+// most). The guest agent runs inside the guest and is not trusted.
+const (
+	maxReportedInterfaces = 2 * virtv1.MaxStatusInterfaces
+	maxReportedAddresses  = 2 * virtv1.MaxInterfaceIPAddresses
+)
+
 func guestOSInfo(os hypervisor.GuestOS) *apiv1.GuestOSInfo {
+	b := func(s string) string { return bounded(s, virtv1.MaxGuestStringLength) }
 	return &apiv1.GuestOSInfo{
-		Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
-		VersionId: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, Id: os.ID,
+		Name: b(os.Name), KernelRelease: b(os.KernelRelease), Version: b(os.Version), PrettyName: b(os.PrettyName),
+		VersionId: b(os.VersionID), KernelVersion: b(os.KernelVersion), Machine: b(os.Machine), Id: b(os.ID),
 	}
 }
 
 func guestInterfaces(in []hypervisor.GuestInterface) []*apiv1.GuestInterface {
 	var out []*apiv1.GuestInterface
-	for _, i := range in {
-		out = append(out, &apiv1.GuestInterface{Name: i.Name, Mac: i.MAC, IpAddresses: i.Addresses})
+	for _, i := range in[:min(len(in), maxReportedInterfaces)] {
+		gi := &apiv1.GuestInterface{Name: bounded(i.Name, virtv1.MaxGuestStringLength), Mac: bounded(i.MAC, virtv1.MaxGuestStringLength)}
+		for _, a := range i.Addresses[:min(len(i.Addresses), maxReportedAddresses)] {
+			gi.IpAddresses = append(gi.IpAddresses, bounded(a, virtv1.MaxIPAddressLength))
+		}
+		out = append(out, gi)
 	}
 	return out
+}
+
+// bounded is s as valid UTF-8 of at most n bytes, cut at a character.
+func bounded(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func interfacesEqual(a, b []*apiv1.GuestInterface) bool {

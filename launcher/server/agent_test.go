@@ -3,14 +3,18 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/hypervisor"
 )
@@ -241,5 +245,51 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// A hostile guest agent's report (1 MiB strings, bytes that are not UTF-8,
+// 10,000 interfaces of 10,000 addresses' worth) reaches the watch cut to
+// the API's bounds: without the cut, protobuf refuses the invalid UTF-8 and
+// the report passes gRPC's 4 MiB message limit, and the node would hear
+// nothing of the domain any more.
+func TestGuestAgentReportIsBounded(t *testing.T) {
+	mib := strings.Repeat("x", 1<<20)
+	hostile := hypervisor.GuestInfo{
+		OS: hypervisor.GuestOS{ID: mib, Name: mib, PrettyName: mib, Version: mib, VersionID: mib,
+			KernelRelease: mib, KernelVersion: mib, Machine: "x86_64\xff"},
+		Hostname: mib,
+	}
+	var addrs []string
+	for i := range 10000 {
+		addrs = append(addrs, fmt.Sprintf("198.19.%d.%d", i/256, i%256))
+	}
+	for i := range 10000 {
+		hostile.Interfaces = append(hostile.Interfaces, hypervisor.GuestInterface{Name: mib[:1000], MAC: "02:00:00:00:00:01", Addresses: addrs[:i%100]})
+	}
+	hostile.Interfaces[0].Addresses = append([]string{"fe80::1%" + mib}, addrs...)
+	agent := &fakeAgent{info: hostile}
+	f, watch := agentFixture(t, agent)
+	f.agentEvent(t, hypervisor.AgentConnected)
+	ev := nextAgentEvent(t, watch, "guest info")
+	d := ev.Domain
+	if n := proto.Size(ev); n > 2<<20 {
+		t.Errorf("the event has %d bytes", n)
+	}
+	if got := d.GuestOsInfo.GetName(); len(got) != virtv1.MaxGuestStringLength {
+		t.Errorf("os name of %d bytes, want %d", len(got), virtv1.MaxGuestStringLength)
+	}
+	if got := d.GuestOsInfo.GetMachine(); got != "x86_64\uFFFD" {
+		t.Errorf("machine %q, want the invalid byte replaced", got)
+	}
+	if len(d.GuestHostname) != virtv1.MaxGuestStringLength {
+		t.Errorf("hostname of %d bytes", len(d.GuestHostname))
+	}
+	if n := len(d.GuestInterfaces); n != maxReportedInterfaces {
+		t.Errorf("%d interfaces, want %d", n, maxReportedInterfaces)
+	}
+	first := d.GuestInterfaces[0].GetIpAddresses()
+	if len(first) != maxReportedAddresses || len(first[0]) != virtv1.MaxIPAddressLength {
+		t.Errorf("first interface: %d addresses, the first of %d bytes", len(first), len(first[0]))
 	}
 }

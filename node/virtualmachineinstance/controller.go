@@ -95,6 +95,8 @@ type Controller struct {
 	// launcher's watch reports it, and again only when the VMI's grace
 	// period shrank (virtctl stop --grace-period shortens it).
 	shutdownGrace map[types.UID]int64
+	// guestReports rate-limits the GuestReportCut events.
+	guestReports guestReportWarner
 }
 
 type writtenVMI struct {

@@ -44,6 +44,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	vmi, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.forgetWritten(key)
+		c.forgetGuestReport(key)
 		c.monitor.ForgetVMI(key)
 		return nil
 	}
@@ -192,7 +193,9 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 			return c.finish(ctx, vmi, &end)
 		}
 	}
-	next := vmistatus.Running(vmi, obs.pod, d, st.Info, metav1.NewTime(c.clock.Now()))
+	now := c.clock.Now()
+	next, dropped := vmistatus.Running(vmi, obs.pod, d, st.Info, metav1.NewTime(now))
+	c.warnGuestReport(vmi, &dropped, now)
 	written, err := c.writeStatus(ctx, vmi, next)
 	if err != nil || written == vmi {
 		return err

@@ -36,7 +36,7 @@ func withAgent() *apiv1.Domain {
 func TestRunningWithGuestAgent(t *testing.T) {
 	// The status Running writes for withAgent() on a scheduled VMI.
 	agentStatus := func() *virtv1.VirtualMachineInstanceStatus {
-		s := Running(scheduled(), pod(), domain(apiv1.DomainState_DOMAIN_STATE_RUNNING, "booted"), info, t1)
+		s, _ := Running(scheduled(), pod(), domain(apiv1.DomainState_DOMAIN_STATE_RUNNING, "booted"), info, t1)
 		s.Conditions = append(s.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: t1})
 		s.GuestOSInfo = statusOS
 		s.Interfaces[0].InterfaceName = "enp1s0"
@@ -159,7 +159,7 @@ func TestRunningWithGuestAgent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			want := agentStatus()
 			tt.want(want)
-			got := Running(tt.vmi, pod(), tt.d, info, t1)
+			got, _ := Running(tt.vmi, pod(), tt.d, info, t1)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Running() mismatch (-want +got):\n%s", diff)
 			}
@@ -169,8 +169,8 @@ func TestRunningWithGuestAgent(t *testing.T) {
 
 func TestRunningWithGuestAgentIsStable(t *testing.T) {
 	vmi := scheduled()
-	vmi.Status = *Running(vmi, pod(), withAgent(), info, t0)
-	again := Running(vmi, pod(), withAgent(), info, t1)
+	vmi.Status = *runningStatus(vmi, pod(), withAgent(), info, t0)
+	again, _ := Running(vmi, pod(), withAgent(), info, t1)
 	if !equality.Semantic.DeepEqual(&vmi.Status, again) {
 		t.Errorf("a second observation of the same agent report changed the status:\n%s", cmp.Diff(&vmi.Status, again))
 	}
@@ -178,7 +178,7 @@ func TestRunningWithGuestAgentIsStable(t *testing.T) {
 
 func TestEndedDropsAgentConnected(t *testing.T) {
 	vmi := scheduled()
-	vmi.Status = *Running(vmi, pod(), withAgent(), info, t0)
+	vmi.Status = *runningStatus(vmi, pod(), withAgent(), info, t0)
 	got := Ended(vmi, End{virtv1.Succeeded, virtv1.ReasonGuestShutdown, "The guest powered off"}, t1)
 	if c := got.Condition(virtv1.VirtualMachineInstanceAgentConnected); c != nil {
 		t.Errorf("AgentConnected = %+v after the end, want none", c)

@@ -9,4 +9,10 @@
 // through untouched. A condition keeps its lastTransitionTime while its
 // status stays, and no probe times are written, so observing an unchanged
 // guest yields an identical status: the controller writes only on change.
+//
+// The guest's agent and the launcher pod are the tenant's: what they report
+// is cut to the bounds of apis/virtualization/v1 (MaxStatusInterfaces and the
+// others, which virt-apiserver's validation enforces too) before it reaches a
+// status, and Running says what it dropped, so a hostile guest can neither
+// make the node's status writes fail nor grow the VMI.
 package vmistatus

@@ -32,8 +32,10 @@ const (
 
 // Running is vmi's status for a live (started, not ended) domain d of the
 // launcher pod; info, when known, says why hardware virtualisation is not
-// used.
-func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain, info *apiv1.InfoResponse, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
+// used. What the guest and the launcher said is cut to the API's bounds
+// (bound); Dropped says what did not fit, for an event.
+func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain, info *apiv1.InfoResponse, now metav1.Time) (*virtv1.VirtualMachineInstanceStatus, Dropped) {
+	var dropped Dropped
 	s := vmi.Status.DeepCopy()
 	s.SetPhase(virtv1.Running, "", now)
 
@@ -63,9 +65,10 @@ func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domai
 	} else {
 		s.RemoveCondition(virtv1.VirtualMachineInstanceSoftwareEmulation)
 	}
-	setAgent(s, d, now)
-	s.Interfaces = interfaces(vmi, pod, d)
-	return s
+	setAgent(s, d, now, &dropped)
+	s.Interfaces = interfaces(vmi, pod, d, &dropped)
+	bound(s, &dropped)
+	return s, dropped
 }
 
 func condition(t virtv1.VirtualMachineInstanceConditionType, st corev1.ConditionStatus, reason, message string) virtv1.VirtualMachineInstanceCondition {
@@ -82,11 +85,13 @@ func softwareEmulationMessage(info *apiv1.InfoResponse) string {
 
 // Ended is vmi's status once its guest ended as end says. The interfaces,
 // SoftwareEmulation and guestOSInfo stay as they were: they describe the
-// guest that ran. Its agent is gone with it.
+// guest that ran. Its agent is gone with it. The message, which may quote
+// the launcher, is cut to the API's bounds.
 func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1.VirtualMachineInstanceStatus {
 	s := vmi.Status.DeepCopy()
 	s.End(end.Phase, end.Reason, end.Message, now)
 	s.RemoveCondition(virtv1.VirtualMachineInstanceAgentConnected)
+	bound(s, &Dropped{})
 	return s
 }
 
@@ -96,7 +101,7 @@ func Ended(vmi *virtv1.VirtualMachineInstance, end End, now metav1.Time) *virtv1
 // guest's own under the bridge binding, forwarded to the guest under
 // masquerade. InfoSource says "dhcp" too once the guest took its lease. The
 // guest agent's report is merged in last (mergeGuestInterfaces).
-func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain) []virtv1.VirtualMachineInstanceNetworkInterface {
+func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domain, dropped *Dropped) []virtv1.VirtualMachineInstanceNetworkInterface {
 	reported := map[string]*apiv1.Interface{}
 	for _, i := range d.GetInterfaces() {
 		reported[i.GetName()] = i
@@ -117,7 +122,7 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Do
 	var out []virtv1.VirtualMachineInstanceNetworkInterface
 	for _, spec := range vmi.Spec.Domain.Devices.Interfaces {
 		r := reported[spec.Name]
-		iface := virtv1.VirtualMachineInstanceNetworkInterface{Name: spec.Name, MAC: r.GetMac()}
+		iface := virtv1.VirtualMachineInstanceNetworkInterface{Name: spec.Name, MAC: boundMAC(r.GetMac(), dropped)}
 		if iface.MAC == "" {
 			iface.MAC = spec.MacAddress
 		}
@@ -136,5 +141,5 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Do
 		}
 		out = append(out, iface)
 	}
-	return mergeGuestInterfaces(out, vmi, d.GetGuestInterfaces())
+	return mergeGuestInterfaces(out, vmi, d.GetGuestInterfaces(), dropped)
 }

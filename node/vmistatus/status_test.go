@@ -144,7 +144,7 @@ func TestRunning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// The transition times in want are t1 where the test moved them.
-			got := Running(tt.vmi, pod(), tt.d, tt.info, t1)
+			got, _ := Running(tt.vmi, pod(), tt.d, tt.info, t1)
 			if tt.vmi.Status.Phase == virtv1.Running {
 				// Conditions that stay keep their times: rebuild want from the input.
 				for i := range tt.want.Conditions {
@@ -165,8 +165,8 @@ func TestRunningIsStable(t *testing.T) {
 	// equal what it wrote before, or it would write again.
 	vmi := scheduled()
 	d := domain(apiv1.DomainState_DOMAIN_STATE_RUNNING, "booted")
-	vmi.Status = *Running(vmi, pod(), d, info, t0)
-	again := Running(vmi, pod(), d, info, t1)
+	vmi.Status = *runningStatus(vmi, pod(), d, info, t0)
+	again, _ := Running(vmi, pod(), d, info, t1)
 	if !equality.Semantic.DeepEqual(&vmi.Status, again) {
 		t.Errorf("a second observation of the same domain changed the status:\n%s", cmp.Diff(&vmi.Status, again))
 	}
@@ -174,7 +174,7 @@ func TestRunningIsStable(t *testing.T) {
 
 func TestEnded(t *testing.T) {
 	vmi := scheduled()
-	vmi.Status = *Running(vmi, pod(), domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "user"), info, t0)
+	vmi.Status = *runningStatus(vmi, pod(), domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "user"), info, t0)
 	got := Ended(vmi, End{virtv1.Succeeded, virtv1.ReasonGuestShutdown, "The guest powered off"}, t1)
 
 	if got.Phase != virtv1.Succeeded || got.Reason != virtv1.ReasonGuestShutdown {

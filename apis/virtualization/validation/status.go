@@ -2,7 +2,6 @@ package validation
 
 import (
 	"fmt"
-	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -31,8 +30,9 @@ var phasesOnANode = sets.New(virtualization.Scheduled, virtualization.Running, v
 
 // ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's
 // status: phases move only forward, each change of phase appends its
-// transition to a history that is never rewritten, and the node a VMI was
-// handed to never changes.
+// transition to a history that is never rewritten, the node a VMI was
+// handed to never changes, and what the guest reported stays within the
+// bounds virt-handler cuts it to (validateGuestReport).
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
@@ -58,20 +58,8 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.Virtual
 	if s.NodeName != "" {
 		allErrs = append(allErrs, validateDNSSubdomain(s.NodeName, statusPath.Child("nodeName"))...)
 	}
-	allErrs = append(allErrs, validateConditions(s.Conditions, statusPath.Child("conditions"))...)
-	for i, iface := range s.Interfaces {
-		p := statusPath.Child("interfaces").Index(i)
-		if iface.IPAddress != "" {
-			if _, err := netip.ParseAddr(iface.IPAddress); err != nil {
-				allErrs = append(allErrs, field.Invalid(p.Child("ipAddress"), iface.IPAddress, "must be an IP address"))
-			}
-		}
-		for j, ip := range iface.IPAddresses {
-			if _, err := netip.ParseAddr(ip); err != nil {
-				allErrs = append(allErrs, field.Invalid(p.Child("ipAddresses").Index(j), ip, "must be an IP address"))
-			}
-		}
-	}
+	allErrs = append(allErrs, validateConditions(s.Conditions, o.Conditions, statusPath.Child("conditions"))...)
+	allErrs = append(allErrs, validateGuestReport(s, o, statusPath)...)
 	return allErrs
 }
 
@@ -96,7 +84,7 @@ func validatePhaseTransitions(s, o *virtualization.VirtualMachineInstanceStatus,
 	return nil
 }
 
-func validateConditions(conditions []virtualization.VirtualMachineInstanceCondition, fldPath *field.Path) field.ErrorList {
+func validateConditions(conditions, old []virtualization.VirtualMachineInstanceCondition, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	types := sets.New[virtualization.VirtualMachineInstanceConditionType]()
 	for i, c := range conditions {
@@ -109,6 +97,7 @@ func validateConditions(conditions []virtualization.VirtualMachineInstanceCondit
 		}
 		types.Insert(c.Type)
 		allErrs = append(allErrs, validateConditionStatus(c.Status, p.Child("status"))...)
+		allErrs = append(allErrs, validateConditionText(c, old, p)...)
 	}
 	return allErrs
 }
