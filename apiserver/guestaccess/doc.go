@@ -2,7 +2,8 @@
 // the virt-handler of a node is and how to reach it. It owns the one place
 // where a node name becomes a handler URL (an informer on the handler pods,
 // or a static table in tests) and the mutual TLS to the handlers (the
-// virt-handler CA, the server name virt-handler, virt-apiserver's client
+// handler serving CA, the VMI's node as the server name so one node's
+// certificate cannot answer for another, virt-apiserver's client
 // certificate, HTTP/1.1). The console, VNC and action subresources of
 // apiserver/registry/virtualmachineinstance ask it for a location and a
 // transport and proxy or send the request themselves.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,29 +19,49 @@ import (
 // for a VMI and the transport to dial it with. Create it with New or Off.
 type Handlers struct {
 	resolver  Resolver
-	transport *http.Transport
+	tlsConfig *tls.Config
 	// off says why guest access is not served; nil when it is.
 	off error
+
+	mu sync.Mutex
+	// transports holds one transport per node, whose TLS configuration
+	// names the node: a handler must present its node's certificate.
+	transports map[string]*http.Transport
 }
 
 // New returns the handlers found by resolver, dialled with tlsConfig
-// (LoadTLSConfig).
+// (LoadTLSConfig) and the node's name as the server name.
 func New(resolver Resolver, tlsConfig *tls.Config) *Handlers {
-	return &Handlers{
-		resolver: resolver,
-		// No proxy from the environment and no HTTP/2: handlers are pod
-		// IPs and speak HTTP/1.1 (a custom TLS configuration keeps
-		// net/http from attempting HTTP/2). The upgrade of the streams
-		// dials with the same dialer and TLS configuration
-		// (k8s.io/apimachinery/pkg/util/proxy).
-		transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSClientConfig:     tlsConfig,
-			TLSHandshakeTimeout: 10 * time.Second,
-			MaxIdleConnsPerHost: 2,
-			IdleConnTimeout:     90 * time.Second,
-		},
+	return &Handlers{resolver: resolver, tlsConfig: tlsConfig, transports: map[string]*http.Transport{}}
+}
+
+// transport returns the transport to node's handler. It checks the
+// handler's certificate for the node's name, not for the address dialled:
+// handlers are dialled by pod IP, and a pod IP is reused. The upgrade of
+// the streams dials with the same dialer and TLS configuration
+// (k8s.io/apimachinery/pkg/util/proxy checks the server name too).
+// Transports of nodes that left stay until the process ends: a few idle
+// structures per node, their idle connections closed after a timeout.
+func (h *Handlers) transport(node string) *http.Transport {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.transports[node]; ok {
+		return t
 	}
+	config := h.tlsConfig.Clone()
+	config.ServerName = node
+	// No proxy from the environment and no HTTP/2: handlers are pod IPs
+	// and speak HTTP/1.1 (a custom TLS configuration keeps net/http from
+	// attempting HTTP/2).
+	t := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     config,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	h.transports[node] = t
+	return t
 }
 
 // Off returns handlers that answer every location with a 503 saying that
@@ -79,7 +100,7 @@ func (h *Handlers) Location(node, namespace, name string, uid types.UID, subreso
 		Host:     addr,
 		Path:     Path(namespace, name, subresource),
 		RawQuery: url.Values{"uid": {string(uid)}}.Encode(),
-	}, h.transport, nil
+	}, h.transport(node), nil
 }
 
 // Path is the path of a VMI's subresource on a handler.

@@ -33,7 +33,7 @@ func TestHandlersOff(t *testing.T) {
 		because string
 	}{
 		{name: "no certificate directory", opts: func(o *guestaccess.Options) { o.CertDir = "" }, because: "--handler-client-cert-dir is empty"},
-		{name: "missing directory", opts: func(o *guestaccess.Options) { o.CertDir = filepath.Join(t.TempDir(), "none") }, because: "virt-handler CA"},
+		{name: "missing directory", opts: func(o *guestaccess.Options) { o.CertDir = filepath.Join(t.TempDir(), "none") }, because: "handler serving CA"},
 		{name: "missing key", opts: func(o *guestaccess.Options) { o.CertDir = noKey }, because: "client certificate"},
 		{name: "standalone without a resolver", opts: func(o *guestaccess.Options) { o.CertDir = pki.ClientDir }, because: "no kube-apiserver to find the virt-handler pods in"},
 	} {
@@ -78,16 +78,20 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 // TestLocation: the handler's URL for a VMI and a transport that reaches a
-// handler of the CA with virt-apiserver's client certificate, and refuses
-// one whose certificate another CA signed or that is not virt-handler's.
+// handler of the serving CA with virt-apiserver's client certificate, and
+// refuses one whose certificate another CA signed, the client CA signed,
+// or that is another node's.
 func TestLocation(t *testing.T) {
 	pki := guestaccesstest.NewPKI(t)
-	good := guestaccesstest.NewHandler(t, pki.HandlerTLS(t))
-	rogue := guestaccesstest.NewHandler(t, pki.HandlerTLSFrom(t, guestaccesstest.NewCA(t, "rogue-ca"), guestaccess.ServerName))
-	misnamed := guestaccesstest.NewHandler(t, pki.HandlerTLSFrom(t, pki.CA, "virt-controller"))
+	good := guestaccesstest.NewHandler(t, pki.HandlerTLS(t, "node-1"))
+	rogue := guestaccesstest.NewHandler(t, pki.HandlerTLSFrom(t, guestaccesstest.NewCA(t, "rogue-ca"), "node-2"))
+	// node-b's key, answering where the VMI's node node-3 is dialled.
+	otherNode := guestaccesstest.NewHandler(t, pki.HandlerTLS(t, "node-b"))
+	clientCA := guestaccesstest.NewHandler(t, pki.HandlerTLSFrom(t, pki.CA, "node-4"))
 	o := guestaccess.NewOptions()
 	o.CertDir = pki.ClientDir
-	o.Resolver = guestaccess.StaticResolver{"node-1": good.Addr(), "node-2": rogue.Addr(), "node-3": misnamed.Addr()}
+	o.Resolver = guestaccess.StaticResolver{"node-1": good.Addr(), "node-2": rogue.Addr(), "node-3": otherNode.Addr(), "node-4": clientCA.Addr(),
+		"node-b": otherNode.Addr()}
 	h, err := o.Handlers(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +115,11 @@ func TestLocation(t *testing.T) {
 		t.Errorf("handler got %+v", reqs)
 	}
 
-	for node, want := range map[string]string{"node-2": "certificate signed by unknown authority", "node-3": "virt-handler"} {
+	for node, want := range map[string]string{
+		"node-2": "certificate signed by unknown authority",
+		"node-3": "certificate is valid for node-b, not node-3",
+		"node-4": "certificate signed by unknown authority",
+	} {
 		u, rt, err := h.Location(node, "ns-1", "vm-1", "uid-1", "pause")
 		if err != nil {
 			t.Fatal(err)
@@ -124,8 +132,16 @@ func TestLocation(t *testing.T) {
 			t.Errorf("%s: PUT = %v, want an error saying %q", node, err, want)
 		}
 	}
-	if n := len(rogue.Requests()) + len(misnamed.Requests()); n != 0 {
+	if n := len(rogue.Requests()) + len(otherNode.Requests()) + len(clientCA.Requests()); n != 0 {
 		t.Errorf("refused handlers got %d requests", n)
+	}
+	// The same handler is reached for its own node.
+	u, rt, err = h.Location("node-b", "ns-1", "vm-1", "uid-1", "pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := put(t, rt, u.String()); resp.StatusCode != http.StatusOK || len(otherNode.Requests()) != 1 {
+		t.Errorf("PUT to node-b's handler for node-b: %s, %d requests", resp.Status, len(otherNode.Requests()))
 	}
 
 	if _, _, err := h.Location("node-9", "ns-1", "vm-1", "uid-1", "pause"); !apierrors.IsServiceUnavailable(err) || !strings.Contains(err.Error(), "no ready virt-handler on node node-9") {

@@ -42,7 +42,7 @@ func NewOptions() *Options {
 // AddFlags adds the flags of the options to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CertDir, "handler-client-cert-dir", o.CertDir,
-		"Directory with ca.crt (the virt-handler CA), tls.crt and tls.key (virt-apiserver's client certificate) for guest access (console, VNC, pause, unpause, softreboot) through the virt-handlers. Without readable certificates guest access answers 503 and the rest of the API is served.")
+		"Directory with ca.crt (the handler serving CA, which virt-controller signs the handlers' per-node certificates with), tls.crt and tls.key (virt-apiserver's client certificate) for guest access (console, VNC, pause, unpause, softreboot) through the virt-handlers. Without readable certificates guest access answers 503 and the rest of the API is served.")
 	fs.StringVar(&o.Namespace, "handler-namespace", o.Namespace,
 		"Namespace of the virt-handler pods.")
 	fs.StringVar(&o.Selector, "handler-selector", o.Selector,

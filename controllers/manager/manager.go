@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/certificate"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/replicaset"
@@ -167,14 +168,33 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	launchers.Start(ctx.Done())
-	cluster.Start(ctx.Done())
-	virtFactory.Start(ctx.Done())
-
-	return runAll(ctx, []namedController{
+	controllers := []namedController{
 		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
 		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
 		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},
 		{name: "vmirs", run: func(ctx context.Context) error { return rsCtrl.Run(ctx, o.Workers) }},
-	})
+	}
+	if o.HandlerServingCACertFile != "" {
+		// Only the requests of the handlers' signer are listed.
+		csrs := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.FieldSelector = certificate.SignerSelector() }))
+		defer csrs.Shutdown()
+		certCtrl, err := certificate.New(ctx, kube, csrs.Certificates().V1().CertificateSigningRequests(), certificate.Config{
+			Requester:   certificate.Requester{Namespace: o.HandlerNamespace, ServiceAccount: o.HandlerServiceAccount},
+			CA:          certificate.CA{CertFile: o.HandlerServingCACertFile, KeyFile: o.HandlerServingCAKeyFile},
+			MaxLifetime: o.HandlerCertMaxLifetime,
+		}, c)
+		if err != nil {
+			return err
+		}
+		csrs.Start(ctx.Done())
+		controllers = append(controllers, namedController{name: "certificate", run: func(ctx context.Context) error { return certCtrl.Run(ctx, 1) }})
+	} else {
+		klog.FromContext(ctx).Info("Guest-access serving certificates are neither approved nor signed (--handler-serving-ca-cert-file is empty)")
+	}
+	launchers.Start(ctx.Done())
+	cluster.Start(ctx.Done())
+	virtFactory.Start(ctx.Done())
+
+	return runAll(ctx, controllers)
 }

@@ -11,9 +11,11 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/controllers/certificate"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/internal/servingcert"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -32,6 +34,18 @@ type Options struct {
 	// FilesystemOverhead is the share of a Filesystem-mode claim that a
 	// disk image on it leaves to the file system, a decimal in [0, 1).
 	FilesystemOverhead string
+
+	// HandlerNamespace and HandlerServiceAccount are the handlers'
+	// identity, the only requester of guest-access serving certificates.
+	HandlerNamespace      string
+	HandlerServiceAccount string
+	// HandlerServingCACertFile and HandlerServingCAKeyFile are the CA the
+	// handlers' serving certificates are signed with; empty: the
+	// certificate controller does not run.
+	HandlerServingCACertFile string
+	HandlerServingCAKeyFile  string
+	// HandlerCertMaxLifetime caps a handler serving certificate's lifetime.
+	HandlerCertMaxLifetime time.Duration
 
 	HeartbeatTimeout time.Duration
 	Backoff          virtualmachine.Backoff
@@ -65,6 +79,11 @@ func NewOptions() *Options {
 		LauncherTunDevice:         true,
 		LauncherGraceMargin:       15 * time.Second,
 		FilesystemOverhead:        string(virtv1.DefaultFilesystemOverhead),
+		HandlerNamespace:          ns,
+		HandlerServiceAccount:     "virt-handler",
+		HandlerServingCACertFile:  "/etc/virt-controller/handler-serving-ca/tls.crt",
+		HandlerServingCAKeyFile:   "/etc/virt-controller/handler-serving-ca/tls.key",
+		HandlerCertMaxLifetime:    certificate.DefaultMaxLifetime,
 		HeartbeatTimeout:          nodehealth.DefaultHeartbeatTimeout,
 		Backoff:                   virtualmachine.DefaultBackoff,
 		Workers:                   3,
@@ -112,6 +131,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FilesystemOverhead, "filesystem-overhead", o.FilesystemOverhead,
 		"share of a Filesystem-mode PersistentVolumeClaim that the disk image virt-launcher creates on it leaves to the file system (KubeVirt's default)")
 
+	fs.StringVar(&o.HandlerNamespace, "handler-namespace", o.HandlerNamespace,
+		"namespace of virt-handler's service account, whose pods' bound tokens may request guest-access serving certificates (default: $POD_NAMESPACE or virt-system)")
+	fs.StringVar(&o.HandlerServiceAccount, "handler-service-account", o.HandlerServiceAccount,
+		"virt-handler's service account, the only requester of guest-access serving certificates ("+servingcert.SignerName+")")
+	fs.StringVar(&o.HandlerServingCACertFile, "handler-serving-ca-cert-file", o.HandlerServingCACertFile,
+		"CA certificate the handlers' guest-access serving certificates are signed with (virt-apiserver's --handler-client-cert-dir ca.crt); read for every signature; empty: requests are neither approved nor signed")
+	fs.StringVar(&o.HandlerServingCAKeyFile, "handler-serving-ca-key-file", o.HandlerServingCAKeyFile,
+		"key of --handler-serving-ca-cert-file")
+	fs.DurationVar(&o.HandlerCertMaxLifetime, "handler-cert-max-lifetime", o.HandlerCertMaxLifetime,
+		"longest lifetime of a handler's guest-access serving certificate; shorter requests are honored")
 	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
 		"age of a node's virt-handler heartbeat after which its VMIs fail with NodeUnresponsive")
 	fs.DurationVar(&o.Backoff.Base, "start-backoff-base", o.Backoff.Base, "first delay after a VM's instance failed soon after it started")
@@ -141,6 +170,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--workers must be at least 1")
 	case !validOverhead(o.FilesystemOverhead):
 		return fmt.Errorf("--filesystem-overhead must be a decimal in [0, 1), such as 0.055")
+	case o.HandlerServingCACertFile != "" && (o.HandlerServingCAKeyFile == "" || o.HandlerNamespace == "" || o.HandlerServiceAccount == ""):
+		return fmt.Errorf("--handler-serving-ca-cert-file needs --handler-serving-ca-key-file, --handler-namespace and --handler-service-account")
+	case o.HandlerServingCACertFile != "" && o.HandlerCertMaxLifetime < 10*time.Minute:
+		return fmt.Errorf("--handler-cert-max-lifetime must be at least 10m")
 	case o.HeartbeatTimeout <= 0:
 		return fmt.Errorf("--heartbeat-timeout must be positive")
 	case o.LeaderElect && !(o.LeaseDuration > o.LeaseRenewDeadline && o.LeaseRenewDeadline > o.LeaseRetryPeriod && o.LeaseRetryPeriod > 0):

@@ -4,12 +4,17 @@
 # files are kept, so a restarted cluster keeps its identities; remove the
 # directories (down.sh --purge) to start over.
 #
+# A leaf certificate that expires within RENEW_DAYS is issued again (same
+# key, same names) by the next run, so \`make up\` renews them before they
+# lapse; CAs are kept.
+#
 # Keys are ECDSA P-256: every component accepts them and they are generated
 # in milliseconds, where RSA keys cost seconds each on this machine.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DAYS=3650
+RENEW_DAYS=30
 mkdir -p "${PKI}" "${KUBECONFIGS}"
 chmod 700 "${PKI}"
 
@@ -27,11 +32,16 @@ ca() {
     -out "${PKI}/${name}.crt"
 }
 
+# fresh CRT: CRT exists and is valid for more than RENEW_DAYS.
+fresh() {
+  [ -s "$1" ] && openssl x509 -noout -checkend $((RENEW_DAYS * 86400)) -in "$1" >/dev/null
+}
+
 # cert NAME CA SUBJECT USAGE [SANS]: a leaf certificate signed by CA; USAGE
 # is serverAuth, clientAuth or both; SANS like "DNS:a,IP:198.18.0.1".
 cert() {
   local name="$1" ca="$2" subj="$3" usage="$4" sans="${5:-}"
-  [ -s "${PKI}/${name}.crt" ] && return
+  fresh "${PKI}/${name}.crt" && return
   key "${PKI}/${name}.key"
   local ext
   ext="$(mktemp)"
@@ -70,10 +80,14 @@ ca front-proxy-ca "virt-dev-front-proxy-ca"
 # virt-apiserver's serving certificate has a CA of its own: it is the
 # APIService's caBundle and must not be able to vouch for anything else.
 ca virt-apiserver-ca "virt-apiserver-ca"
-# Guest access (docs/guest-access.md) has one too: the handlers trust it for
-# virt-apiserver's client certificate, virt-apiserver for the handlers'
-# serving certificate, and nothing else trusts it.
+# Guest access (docs/guest-access.md) has two. The virt-handler CA signs
+# virt-apiserver's client certificate, and only the handlers trust it. The
+# handler serving CA signs the handlers' per-node serving certificates
+# (virt-controller's CSR signer holds its key), and only virt-apiserver
+# trusts it: the signer's key cannot make a client that reaches a guest,
+# and virt-apiserver's client key cannot answer as a handler.
 ca virt-handler-ca "virt-handler-ca"
+ca virt-handler-serving-ca "virt-handler-serving-ca"
 
 cert apiserver ca "/CN=kube-apiserver" serverAuth \
   "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:${HOST_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1"
@@ -87,9 +101,9 @@ cert kubelet ca "/O=system:nodes/CN=system:node:${NODE_NAME}" clientAuth
 cert virt-apiserver virt-apiserver-ca "/CN=virt-apiserver.virt-system.svc" serverAuth \
   "DNS:virt-apiserver.virt-system.svc,DNS:virt-apiserver.virt-system.svc.cluster.local,DNS:virt-apiserver.virt-system,DNS:virt-apiserver"
 
-# Guest access: every handler serves with the name virt-handler (dialled by
-# pod IP, checked by name); only the client name virt-apiserver gets through.
-cert virt-handler virt-handler-ca "/CN=virt-handler" serverAuth "DNS:virt-handler"
+# Guest access: only the client name virt-apiserver gets through to a
+# handler. The handlers' serving certificates are not made here: each
+# handler requests its node's through the certificates.k8s.io API.
 cert virt-apiserver-handler-client virt-handler-ca "/CN=virt-apiserver" clientAuth
 
 # The etcd cluster of the HA mode (artifacts/etcd, docs/cluster.md "HA

@@ -33,10 +33,13 @@ DEPLOY="${VIRT_STATE}/deploy"
 mkdir -p "${DEPLOY}"
 install -m 600 "${PKI}/virt-apiserver.crt" "${DEPLOY}/tls.crt"
 install -m 600 "${PKI}/virt-apiserver.key" "${DEPLOY}/tls.key"
-# Guest access (docs/guest-access.md): the handlers' serving certificate and
-# virt-apiserver's client certificate, each Secret with the virt-handler CA.
+# Guest access (docs/guest-access.md): the virt-handler CA for the handlers
+# (a ConfigMap: they hold no shared key), the handler serving CA and its key
+# for virt-controller's signer, virt-apiserver's client certificate with the
+# handler serving CA.
+rm -rf "${DEPLOY}/guest-access"
 mkdir -p "${DEPLOY}/guest-access"
-for f in virt-handler-ca.crt virt-handler.crt virt-handler.key \
+for f in virt-handler-ca.crt virt-handler-serving-ca.crt virt-handler-serving-ca.key \
   virt-apiserver-handler-client.crt virt-apiserver-handler-client.key; do
   install -m 600 "${PKI}/${f}" "${DEPLOY}/guest-access/${f}"
 done
@@ -70,18 +73,17 @@ secretGenerator:
     namespace: virt-system
     type: kubernetes.io/tls
     files: [tls.crt, tls.key]
-  - name: virt-handler-guest-access-tls
+  - name: virt-controller-handler-serving-ca
     namespace: virt-system
     type: kubernetes.io/tls
     files:
-      - ca.crt=guest-access/virt-handler-ca.crt
-      - tls.crt=guest-access/virt-handler.crt
-      - tls.key=guest-access/virt-handler.key
+      - tls.crt=guest-access/virt-handler-serving-ca.crt
+      - tls.key=guest-access/virt-handler-serving-ca.key
   - name: virt-apiserver-handler-client-tls
     namespace: virt-system
     type: kubernetes.io/tls
     files:
-      - ca.crt=guest-access/virt-handler-ca.crt
+      - ca.crt=guest-access/virt-handler-serving-ca.crt
       - tls.crt=guest-access/virt-apiserver-handler-client.crt
       - tls.key=guest-access/virt-apiserver-handler-client.key
 EOF
@@ -102,6 +104,12 @@ EOF
       - tls.key=etcd/virt-apiserver-etcd-client.key
 EOF
   fi
+  cat <<EOF
+configMapGenerator:
+  - name: virt-handler-guest-access-ca
+    namespace: virt-system
+    files: [ca.crt=guest-access/virt-handler-ca.crt]
+EOF
   echo "images:"
   for w in "${workloads[@]}"; do
     n="${w#*:}"

@@ -60,6 +60,8 @@ var rules = []rule{
 	{doc: "internal/vmipod", covers: []string{"internal/vmipod"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/testpki", covers: []string{"internal/testpki"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/ownership", covers: []string{"internal/ownership/..."}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/servingcert", covers: []string{"internal/servingcert"}, forbid: append([]string{"controllers/...", "node/...", "apiserver/..."}, clients...)},
+	{doc: "controllers/certificate", covers: []string{"controllers/certificate"}, forbid: []string{"node/...", "apiserver/..."}},
 
 	// The launcher's contract and what the node daemon may pull in.
 	{doc: "launcher/api/v1", covers: []string{"launcher/api/v1"}, forbid: []string{"libvirt.org/...", "launcher/..."},

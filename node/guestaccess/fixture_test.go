@@ -49,7 +49,10 @@ type fixture struct {
 	synced      atomic.Bool
 	server      *Server
 	srv         *httptest.Server
-	ca          *testpki.CA
+	// ca is the virt-handler CA, of virt-apiserver's client certificate;
+	// servingCA virt-controller's signer of the handlers' certificates.
+	ca        *testpki.CA
+	servingCA *testpki.CA
 	// client is virt-apiserver's client certificate.
 	client tls.Certificate
 }
@@ -62,6 +65,7 @@ func newFixture(t *testing.T) *fixture {
 		vmis:        cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		pods:        cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID}),
 		ca:          testpki.NewCA(t, "virt-handler-ca"),
+		servingCA:   testpki.NewCA(t, "virt-handler-serving-ca"),
 	}
 	f.synced.Store(true)
 	f.mon = monitor.New(t.Context(), monitor.DefaultConfig, clock.RealClock{}, func(string) {})
@@ -76,7 +80,9 @@ func newFixture(t *testing.T) *fixture {
 		HasSynced:   f.synced.Load,
 		Launchers:   f.mon,
 	})
-	tlsConfig, err := LoadTLSConfig(testpki.WriteDir(t, f.ca, f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), DefaultClientName)
+	serving := f.servingCA.Issue(t, nodeName, x509.ExtKeyUsageServerAuth, nodeName)
+	caFile := filepath.Join(testpki.WriteDir(t, f.ca, f.client), testpki.CAFile)
+	tlsConfig, err := LoadTLSConfig(caFile, func() *tls.Certificate { return &serving }, DefaultClientName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +94,11 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // clientTLS is the TLS configuration of a client of the handler, as
-// virt-apiserver's: the handler's CA, the server name virt-handler.
+// virt-apiserver's: the serving CA, the node's name as the server name.
 // A given certificate is always sent: Go's client would otherwise hold back
 // one the server's list of acceptable CAs does not name.
 func (f *fixture) clientTLS(certs ...tls.Certificate) *tls.Config {
-	c := &tls.Config{RootCAs: f.ca.Pool(), ServerName: "virt-handler"}
+	c := &tls.Config{RootCAs: f.servingCA.Pool(), ServerName: nodeName}
 	if len(certs) > 0 {
 		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &certs[0], nil }
 	}

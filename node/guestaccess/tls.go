@@ -5,56 +5,54 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"k8s.io/client-go/util/cert"
-)
-
-// Files of the certificate directory: the keys of the kubernetes.io/tls
-// Secret virt-handler-guest-access-tls plus its ca.crt.
-const (
-	// CAFile is the virt-handler CA: it signs the client certificates the
-	// server accepts (and its own serving certificate, which virt-apiserver
-	// checks against the same CA).
-	CAFile = "ca.crt"
-	// CertFile and KeyFile are the server's certificate (CN and DNS name
-	// virt-handler) and key.
-	CertFile = "tls.crt"
-	KeyFile  = "tls.key"
 )
 
 // DefaultClientName is the common name of virt-apiserver's client
 // certificate.
 const DefaultClientName = "virt-apiserver"
 
-// LoadTLSConfig reads CAFile, CertFile and KeyFile from dir and returns the
-// server's TLS configuration (see TLSConfig). The files are read once: new
-// certificates take a restart.
-func LoadTLSConfig(dir, clientName string) (*tls.Config, error) {
-	clientCAs, err := cert.NewPool(filepath.Join(dir, CAFile))
-	if err != nil {
+// LoadTLSConfig returns the server's TLS configuration (see TLSConfig) with
+// the client CA read from caFile for every new connection, so a renewed CA
+// (the mounted ConfigMap updated) is trusted without a restart; serving is
+// the current serving certificate (the certificate manager's). The file
+// must be readable now.
+func LoadTLSConfig(caFile string, serving func() *tls.Certificate, clientName string) (*tls.Config, error) {
+	if _, err := cert.NewPool(caFile); err != nil {
 		return nil, fmt.Errorf("guest access client CA: %w", err)
 	}
-	serving, err := tls.LoadX509KeyPair(filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile))
-	if err != nil {
-		return nil, fmt.Errorf("guest access serving certificate: %w", err)
+	config := TLSConfig(nil, serving, clientName)
+	config.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		pool, err := cert.NewPool(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("guest access client CA: %w", err)
+		}
+		return TLSConfig(pool, serving, clientName), nil
 	}
-	return TLSConfig(clientCAs, serving, clientName), nil
+	return config, nil
 }
 
 // TLSConfig is the server side of the mutual TLS with virt-apiserver: TLS
-// 1.2 or newer, HTTP/1.1 (the streams are WebSocket upgrades), and a client
-// certificate for client authentication that chains to clientCAs and whose
-// common name is clientName. The CA may sign other certificates (the
-// handlers' own serving certificate among them): the name tells the client
-// apart. A refused client fails the handshake.
-func TLSConfig(clientCAs *x509.CertPool, serving tls.Certificate, clientName string) *tls.Config {
+// 1.2 or newer, HTTP/1.1 (the streams are WebSocket upgrades), the serving
+// certificate serving returns at the time of the handshake (nil fails it:
+// none was issued yet), and a client certificate for client authentication
+// that chains to clientCAs and whose common name is clientName. The client
+// CA signs nothing else a handler holds: the handlers' serving
+// certificates come from another CA (virt-controller's signer), and are
+// serverAuth only. A refused client fails the handshake.
+func TLSConfig(clientCAs *x509.CertPool, serving func() *tls.Certificate, clientName string) *tls.Config {
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{serving},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    clientCAs,
-		NextProtos:   []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := serving(); c != nil {
+				return c, nil
+			}
+			return nil, errors.New("no guest-access serving certificate yet: its certificate signing request is not signed")
+		},
+		ClientAuth: tls.RequireAndVerifyClientCert,
+		ClientCAs:  clientCAs,
+		NextProtos: []string{"http/1.1"},
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			return checkClient(&cs, clientName)
 		},

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,10 @@ func TestOnlyVirtAPIServerGetsThrough(t *testing.T) {
 		{name: "no client certificate", tls: f.clientTLS(), refused: "certificate required"},
 		{name: "signed by another CA", tls: f.clientTLS(other.Issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)), refused: "unknown certificate authority"},
 		{name: "the right CA, another name", tls: f.clientTLS(f.ca.Issue(t, "virt-controller", x509.ExtKeyUsageClientAuth)), refused: "bad certificate"},
-		// Every handler holds this one: a node must not reach another's guests.
-		{name: "a handler's serving certificate", tls: f.clientTLS(f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), refused: "bad certificate"},
+		// Every handler holds one: a node must not reach another's guests.
+		{name: "a handler's serving certificate", tls: f.clientTLS(f.servingCA.Issue(t, "node-2", x509.ExtKeyUsageServerAuth, "node-2")), refused: "unknown certificate authority"},
+		{name: "the client's name from the handlers' signer", tls: f.clientTLS(f.servingCA.Issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)), refused: "unknown certificate authority"},
+		{name: "a serving certificate of the client CA", tls: f.clientTLS(f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")), refused: "bad certificate"},
 		{name: "the client's name on a serving certificate", tls: f.clientTLS(f.ca.Issue(t, DefaultClientName, x509.ExtKeyUsageServerAuth)), refused: "bad certificate"},
 		{name: "TLS 1.1", tls: func() *tls.Config {
 			c := f.clientTLS(f.client)
@@ -71,7 +74,7 @@ func TestHandlerChecksTheClientName(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewUnstartedServer(f.server.Handler())
 	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: f.ca.Pool(),
-		Certificates: []tls.Certificate{f.ca.Issue(t, "virt-handler", x509.ExtKeyUsageServerAuth, "virt-handler")}}
+		Certificates: []tls.Certificate{f.servingCA.Issue(t, nodeName, x509.ExtKeyUsageServerAuth, nodeName)}}
 	srv.StartTLS()
 	defer srv.Close()
 	for _, tt := range []struct {
@@ -100,7 +103,7 @@ func TestHandlerChecksTheClientName(t *testing.T) {
 }
 
 func TestLoadTLSConfigReportsMissingFiles(t *testing.T) {
-	if _, err := LoadTLSConfig(t.TempDir(), DefaultClientName); err == nil {
-		t.Error("LoadTLSConfig of an empty directory succeeded")
+	if _, err := LoadTLSConfig(filepath.Join(t.TempDir(), "ca.crt"), func() *tls.Certificate { return nil }, DefaultClientName); err == nil {
+		t.Error("LoadTLSConfig of a missing CA file succeeded")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/legacyregistry"
 	// Register client-go's and the workqueue's metrics.
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
@@ -104,7 +105,7 @@ func Run(ctx context.Context, o *Options) error {
 	defer srv.Close()
 	logger.Info("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String(), "node", o.NodeName, "kubeletRoot", o.KubeletRoot)
 
-	stopGuestAccess, err := o.serveGuestAccess(ctx, ctrl, vmis, pods)
+	stopGuestAccess, err := o.serveGuestAccess(ctx, kube, ctrl, vmis, pods)
 	if err != nil {
 		return err
 	}
@@ -127,21 +128,44 @@ func Run(ctx context.Context, o *Options) error {
 // serveGuestAccess starts the HTTPS server of consoles, VNC and guest
 // actions on the VMI controller's caches and launcher connections, until
 // ctx ends or the returned stop is called; stop returns once it stopped.
-func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinstance.Controller,
+//
+// Its serving certificate is the node's own, requested and renewed through
+// the certificates.k8s.io API (guestaccess.NewCertificateManager): until
+// virt-controller signed the first one, handshakes fail and virt-apiserver
+// answers 503; the VMIs are served meanwhile.
+func (o *Options) serveGuestAccess(ctx context.Context, kube kubernetes.Interface, ctrl *virtualmachineinstance.Controller,
 	vmis virtinformers.SharedInformerFactory, pods kubeinformers.SharedInformerFactory) (stop func(), err error) {
 	logger := klog.LoggerWithName(klog.FromContext(ctx), "guest-access")
 	if o.GuestAccessAddress == "" {
 		logger.Info("Guest access not served (--guest-access-address is empty)")
 		return func() {}, nil
 	}
-	tlsConfig, err := guestaccess.LoadTLSConfig(o.GuestAccessCertDir, o.GuestAccessClientName)
+	ips, err := o.podIPs()
 	if err != nil {
-		return nil, fmt.Errorf("guest access: %w (--guest-access-cert-dir)", err)
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	certs, err := guestaccess.NewCertificateManager(ctx, kube, guestaccess.CertificateConfig{
+		NodeName: o.NodeName,
+		IPs:      ips,
+		Dir:      o.GuestAccessCertStoreDir,
+		Lifetime: o.GuestAccessCertLifetime,
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	tlsConfig, err := guestaccess.LoadTLSConfig(o.GuestAccessClientCAFile, certs.Current, o.GuestAccessClientName)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w (--guest-access-client-ca-file)", err)
 	}
 	ln, err := net.Listen("tcp", o.GuestAccessAddress)
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("listen for guest access: %w", err)
 	}
+	certs.Start()
 	srv := guestaccess.New(guestaccess.Config{
 		NodeName:    o.NodeName,
 		KubeletRoot: o.KubeletRoot,
@@ -152,8 +176,8 @@ func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinst
 		HasSynced: ctrl.HasSynced,
 		Launchers: ctrl.Launchers(),
 	})
-	logger.Info("Serving guest access", "address", ln.Addr().String(), "certDir", o.GuestAccessCertDir, "client", o.GuestAccessClientName)
-	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	logger.Info("Serving guest access", "address", ln.Addr().String(), "serverName", o.NodeName, "ips", ips,
+		"clientCA", o.GuestAccessClientCAFile, "client", o.GuestAccessClientName)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -161,7 +185,7 @@ func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinst
 			logger.Error(err, "Guest access server stopped")
 		}
 	}()
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); certs.Stop(); <-done }, nil
 }
 
 // runTunDevicePlugin advertises /dev/net/tun to the kubelet for launcher

@@ -2,13 +2,16 @@ package manager
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/internal/servingcert"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/deviceplugin"
 	"kubevirt.dev/virt/node/guestaccess"
@@ -57,8 +60,18 @@ type Options struct {
 	// GuestAccessAddress serves consoles, VNC and guest actions to
 	// virt-apiserver (node/guestaccess); empty: not served.
 	GuestAccessAddress string
-	// GuestAccessCertDir holds ca.crt, tls.crt and tls.key of guest access.
-	GuestAccessCertDir string
+	// GuestAccessClientCAFile is the CA of virt-apiserver's client
+	// certificate.
+	GuestAccessClientCAFile string
+	// GuestAccessCertStoreDir keeps the node's serving certificate and key
+	// across container restarts.
+	GuestAccessCertStoreDir string
+	// GuestAccessCertLifetime is the lifetime the serving certificate is
+	// requested with.
+	GuestAccessCertLifetime time.Duration
+	// PodIPs are this pod's addresses, the IP addresses of the serving
+	// certificate (downward API status.podIPs).
+	PodIPs []string
 	// GuestAccessClientName is the common name a client certificate needs.
 	GuestAccessClientName string
 
@@ -88,7 +101,10 @@ func NewOptions() *Options {
 		TunDevices:                   DefaultTunDevices,
 		BindAddress:                  ":8186",
 		GuestAccessAddress:           ":8187",
-		GuestAccessCertDir:           "/etc/virt-handler/guest-access",
+		GuestAccessClientCAFile:      "/etc/virt-handler/guest-access/ca.crt",
+		GuestAccessCertStoreDir:      "/var/lib/virt-handler/guest-access",
+		GuestAccessCertLifetime:      guestaccess.DefaultCertificateLifetime,
+		PodIPs:                       podIPs(os.Getenv("POD_IPS")),
 		GuestAccessClientName:        guestaccess.DefaultClientName,
 		Logs:                         logsapi.NewLoggingConfiguration(),
 	}
@@ -118,8 +134,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz, /readyz and /metrics (plain HTTP)")
 	fs.StringVar(&o.GuestAccessAddress, "guest-access-address", o.GuestAccessAddress,
 		"address of the HTTPS server through which virt-apiserver reaches consoles, VNC and guest actions (mutual TLS); empty: not served")
-	fs.StringVar(&o.GuestAccessCertDir, "guest-access-cert-dir", o.GuestAccessCertDir,
-		"directory of guest access's ca.crt (the CA client certificates must chain to), tls.crt and tls.key (the server's); read at start")
+	fs.StringVar(&o.GuestAccessClientCAFile, "guest-access-client-ca-file", o.GuestAccessClientCAFile,
+		"the CA virt-apiserver's client certificate must chain to; read for every connection")
+	fs.StringVar(&o.GuestAccessCertStoreDir, "guest-access-cert-store-dir", o.GuestAccessCertStoreDir,
+		"where the node's guest-access serving key and certificate (requested through the certificates.k8s.io API, signer "+servingcert.SignerName+") are kept across container restarts")
+	fs.DurationVar(&o.GuestAccessCertLifetime, "guest-access-cert-lifetime", o.GuestAccessCertLifetime,
+		"lifetime asked for the guest-access serving certificate (at least 10m); it is renewed at 70-90% of it without a restart")
+	fs.StringSliceVar(&o.PodIPs, "pod-ips", o.PodIPs, "this pod's IP addresses, put into the guest-access serving certificate (default: $POD_IPS)")
 	fs.StringVar(&o.GuestAccessClientName, "guest-access-client-name", o.GuestAccessClientName,
 		"the only common name of a client certificate guest access serves")
 
@@ -155,8 +176,34 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--tun-devices must be 0 or more")
 	case o.TunDevices > 0 && o.DevicePluginDir == "":
 		return fmt.Errorf("--tun-devices needs --device-plugin-dir")
-	case o.GuestAccessAddress != "" && (o.GuestAccessCertDir == "" || o.GuestAccessClientName == ""):
-		return fmt.Errorf("--guest-access-address needs --guest-access-cert-dir and --guest-access-client-name")
+	case o.GuestAccessAddress != "" && (o.GuestAccessClientCAFile == "" || o.GuestAccessCertStoreDir == "" || o.GuestAccessClientName == ""):
+		return fmt.Errorf("--guest-access-address needs --guest-access-client-ca-file, --guest-access-cert-store-dir and --guest-access-client-name")
+	case o.GuestAccessAddress != "" && o.GuestAccessCertLifetime < 10*time.Minute:
+		return fmt.Errorf("--guest-access-cert-lifetime must be at least 10m (the certificates.k8s.io minimum)")
+	}
+	if _, err := o.podIPs(); err != nil {
+		return err
 	}
 	return nil
+}
+
+// podIPs parses PodIPs.
+func (o *Options) podIPs() ([]net.IP, error) {
+	ips := make([]net.IP, 0, len(o.PodIPs))
+	for _, s := range o.PodIPs {
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return nil, fmt.Errorf("--pod-ips: %q is not an IP address", s)
+		}
+		ips = append(ips, ip)
+	}
+	return ips, nil
+}
+
+// podIPs splits the downward API's comma-separated status.podIPs.
+func podIPs(env string) []string {
+	if env == "" {
+		return nil
+	}
+	return strings.Split(env, ",")
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"testing"
 
-	"kubevirt.dev/virt/apiserver/guestaccess"
 	"kubevirt.dev/virt/internal/testpki"
 )
 
@@ -22,34 +21,38 @@ type CA = testpki.CA
 func NewCA(t testing.TB, cn string) *CA { return testpki.NewCA(t, cn) }
 
 // PKI is the guest-access part of a cluster's certificates: the
-// virt-handler CA and virt-apiserver's client certificate in the directory
+// virt-handler CA that signs virt-apiserver's client certificate (the
+// handlers trust it), the handler serving CA virt-controller signs the
+// handlers' certificates with (virt-apiserver trusts it), and the directory
 // the Secret virt-apiserver-handler-client-tls is mounted as.
 type PKI struct {
-	CA *CA
-	// ClientDir is virt-apiserver's --handler-client-cert-dir.
+	CA        *CA
+	ServingCA *CA
+	// ClientDir is virt-apiserver's --handler-client-cert-dir: ca.crt of
+	// ServingCA, virt-apiserver's client certificate of CA.
 	ClientDir string
 }
 
-// NewPKI makes a CA and writes ClientDir.
+// NewPKI makes the CAs and writes ClientDir.
 func NewPKI(t testing.TB) *PKI {
 	t.Helper()
-	p := &PKI{CA: NewCA(t, "virt-handler-ca")}
+	p := &PKI{CA: NewCA(t, "virt-handler-ca"), ServingCA: NewCA(t, "virt-handler-serving-ca")}
 	client := p.CA.Issue(t, ClientName, x509.ExtKeyUsageClientAuth)
-	p.ClientDir = testpki.WriteDir(t, p.CA, client)
+	p.ClientDir = testpki.WriteDir(t, p.ServingCA, client)
 	return p
 }
 
-// HandlerTLS is a handler's TLS configuration as node/guestaccess makes it:
-// a serving certificate of the PKI's CA (CN and DNS name virt-handler),
+// HandlerTLS is the TLS configuration of node's handler as node/guestaccess
+// makes it: a serving certificate of the serving CA for the node's name,
 // HTTP/1.1, and a client certificate of the CA named ClientName demanded.
-func (p *PKI) HandlerTLS(t testing.TB) *tls.Config {
+func (p *PKI) HandlerTLS(t testing.TB, node string) *tls.Config {
 	t.Helper()
-	return p.HandlerTLSFrom(t, p.CA, guestaccess.ServerName)
+	return p.HandlerTLSFrom(t, p.ServingCA, node)
 }
 
 // HandlerTLSFrom is HandlerTLS with a serving certificate for name signed by
 // servingCA: a handler virt-apiserver must refuse unless servingCA is the
-// PKI's and name is virt-handler.
+// PKI's serving CA and name the node of the VMI it dials for.
 func (p *PKI) HandlerTLSFrom(t testing.TB, servingCA *CA, name string) *tls.Config {
 	t.Helper()
 	serving := servingCA.Issue(t, name, x509.ExtKeyUsageServerAuth, name)

@@ -38,7 +38,7 @@ func newGuestFixture(t *testing.T) *guestFixture {
 	storage, status := newStorage(t)
 	pki := guestaccesstest.NewPKI(t)
 	f := &guestFixture{t: t, ctx: ctxFor(t), storage: storage, status: status, pki: pki,
-		handler: guestaccesstest.NewHandler(t, pki.HandlerTLS(t))}
+		handler: guestaccesstest.NewHandler(t, pki.HandlerTLS(t, "node-1"))}
 	f.wire(guestaccess.StaticResolver{"node-1": f.handler.Addr()})
 	return f
 }
@@ -378,18 +378,20 @@ func TestStreamsProxied(t *testing.T) {
 	}
 }
 
-// TestUntrustedHandlerRefused: a handler whose certificate the virt-handler
-// CA did not sign, or that is not virt-handler's, is never talked to: the
-// client gets a 503 that says why.
+// TestUntrustedHandlerRefused: a handler whose certificate the handler
+// serving CA did not sign, or that is another node's, is never talked to:
+// the client gets a 503 that says why. The second is a node's key
+// answering for another node: the VMI vm2 is on node-2, its address
+// answers with node-1's certificate.
 func TestUntrustedHandlerRefused(t *testing.T) {
 	f := newGuestFixture(t)
-	rogue := guestaccesstest.NewHandler(t, f.pki.HandlerTLSFrom(t, guestaccesstest.NewCA(t, "rogue-ca"), guestaccess.ServerName))
-	misnamed := guestaccesstest.NewHandler(t, f.pki.HandlerTLSFrom(t, f.pki.CA, "virt-controller"))
+	rogue := guestaccesstest.NewHandler(t, f.pki.HandlerTLSFrom(t, guestaccesstest.NewCA(t, "rogue-ca"), "node-1"))
+	misnamed := guestaccesstest.NewHandler(t, f.pki.HandlerTLS(t, "node-1"))
 	f.wire(guestaccess.StaticResolver{"node-1": rogue.Addr(), "node-2": misnamed.Addr()})
 	f.vmi("vm", virtualization.Running, "node-1")
 	f.vmi("vm2", virtualization.Running, "node-2")
 	srv := f.serve()
-	for name, why := range map[string]string{"vm": "certificate signed by unknown authority", "vm2": "virt-handler"} {
+	for name, why := range map[string]string{"vm": "certificate signed by unknown authority", "vm2": "certificate is valid for node-1, not node-2"} {
 		for _, sub := range []string{"console", "vnc"} {
 			_, resp, err := dial(t, srv, sub, name)
 			if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {

@@ -23,7 +23,7 @@ import (
 func startWithHandler(t *testing.T) (*testserver.Server, virtclient.Interface, *guestaccesstest.Handler) {
 	t.Helper()
 	pki := guestaccesstest.NewPKI(t)
-	handler := guestaccesstest.NewHandler(t, pki.HandlerTLS(t))
+	handler := guestaccesstest.NewHandler(t, pki.HandlerTLS(t, "node-1"))
 	s := testserver.Start(t, t.TempDir(), testserver.WithGuestAccess(pki.ClientDir, guestaccess.StaticResolver{"node-1": handler.Addr()}))
 	return s, newClient(t, s.ClientConfig), handler
 }

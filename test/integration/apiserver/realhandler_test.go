@@ -1,11 +1,16 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -34,9 +39,8 @@ func TestRealHandlerAnswersPassedOn(t *testing.T) {
 		HasSynced:  func() bool { return true },
 	})
 	srv := httptest.NewUnstartedServer(handler.Handler())
-	srv.TLS = handleraccess.TLSConfig(pki.CA.Pool(),
-		pki.CA.Issue(t, guestaccess.ServerName, x509.ExtKeyUsageServerAuth, guestaccess.ServerName),
-		handleraccess.DefaultClientName)
+	serving := pki.ServingCA.Issue(t, "node-1", x509.ExtKeyUsageServerAuth, "node-1")
+	srv.TLS = handleraccess.TLSConfig(pki.CA.Pool(), func() *tls.Certificate { return &serving }, handleraccess.DefaultClientName)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 
@@ -60,5 +64,65 @@ func TestRealHandlerAnswersPassedOn(t *testing.T) {
 	_, resp, err := dialStream(t, s, "vm", "console")
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("console without a launcher pod: %v %v, want the handler's 503", err, resp)
+	}
+}
+
+// TestHandlerOfAnotherNodeRefused: a real handler serving node-b's
+// certificate, at the address virt-apiserver resolves for node-a (a key
+// taken from node-b, or a pod IP now node-b's), is refused for a VMI on
+// node-a before any request reaches it; the same handler is reached for a
+// VMI on node-b.
+func TestHandlerOfAnotherNodeRefused(t *testing.T) {
+	pki := guestaccesstest.NewPKI(t)
+	vmis := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{vmipod.VMIUIDIndex: vmipod.IndexByVMIUID})
+	var requests atomic.Int32
+	handler := handleraccess.New(handleraccess.Config{
+		NodeName:   "node-b",
+		ClientName: handleraccess.DefaultClientName,
+		VMIs:       virtlisters.NewVirtualMachineInstanceLister(vmis),
+		Pods:       pods,
+		HasSynced:  func() bool { return true },
+	})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		handler.Handler().ServeHTTP(w, r)
+	}))
+	serving := pki.ServingCA.Issue(t, "node-b", x509.ExtKeyUsageServerAuth, "node-b")
+	srv.TLS = handleraccess.TLSConfig(pki.CA.Pool(), func() *tls.Certificate { return &serving }, handleraccess.DefaultClientName)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	s := testserver.Start(t, t.TempDir(), testserver.WithGuestAccess(pki.ClientDir,
+		guestaccess.StaticResolver{"node-a": srv.Listener.Addr().String(), "node-b": srv.Listener.Addr().String()}))
+	client := newClient(t, s.ClientConfig)
+	runningVMI(t, client, "on-a", "node-a")
+	runningVMI(t, client, "on-b", "node-b")
+
+	const why = "certificate is valid for node-b, not node-a"
+	for _, action := range []string{"pause", "unpause", "softreboot"} {
+		_, err := vmiAction(t, client, "on-a", action, nil)
+		wantStatus(t, action+" of a VMI on node-a", err, http.StatusServiceUnavailable, why)
+	}
+	for _, sub := range []string{"console", "vnc"} {
+		_, resp, err := dialStream(t, s, "on-a", sub)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("%s of a VMI on node-a: %v %v, want 503", sub, err, resp)
+		}
+		var st metav1.Status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || !strings.Contains(st.Message, why) {
+			t.Errorf("%s of a VMI on node-a: %q %v, want %q", sub, st.Message, err, why)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("the handler of node-b got %d requests for node-a's VMI", n)
+	}
+
+	// For its own node it is reached: its own answer (it does not hold the
+	// VMI in its informer) comes back.
+	_, err := vmiAction(t, client, "on-b", "pause", nil)
+	wantStatus(t, "pause of a VMI on node-b", err, http.StatusNotFound, `"on-b" not found`)
+	if requests.Load() == 0 {
+		t.Error("the handler of node-b was not reached for its own VMI")
 	}
 }
