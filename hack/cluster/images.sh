@@ -173,8 +173,13 @@ glibc="$(glibc_layer)"
 for c in virt-apiserver virt-controller virt-handler; do
   has_cmd "${c}" || continue
   check_libs "${BIN}/${c}" "$(list_of "${glibc}")"
+  # virt-apiserver and virt-controller need no privilege at all and run as
+  # 65532 (their Deployments say so too); virt-handler is the node's agent,
+  # root with a few capabilities (its DaemonSet).
+  user=()
+  [ "${c}" = virt-handler ] || user=(--user 65532:65532)
   image "${c}" "${glibc}" -- --layer "${glibc}" --add "/usr/bin/${c}=${BIN}/${c}:0755" \
-    --entrypoint "/usr/bin/${c}"
+    "${user[@]}" --entrypoint "/usr/bin/${c}"
 done
 
 # launcher_seed ROOTFS prints a directory of QEMU capabilities libvirt
