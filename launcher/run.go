@@ -151,6 +151,7 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 		uri = hypervisor.EmbedURI(layout.LibvirtRoot(o.PrivateDir))
 	}
 	root := hypervisor.EmbedRoot(uri)
+	var seeded hypervisor.Seeded
 	if root != "" {
 		if err := checkQEMUUser(); err != nil {
 			return nil, nil, err
@@ -159,12 +160,13 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 			return nil, nil, err
 		}
 		if o.CapabilitiesSeedDir != "" {
-			copied, vouched, err := hypervisor.SeedCapabilities(o.CapabilitiesSeedDir, root)
+			var err error
+			seeded, err = hypervisor.SeedCapabilities(o.CapabilitiesSeedDir, root)
 			if err != nil {
 				// Only slower: libvirt probes QEMU itself.
 				logger.Error(err, "Seeding QEMU's capabilities failed", "seed", o.CapabilitiesSeedDir)
 			}
-			logger.Info("QEMU capabilities seeded", "seed", o.CapabilitiesSeedDir, "entries", copied, "vouched", vouched)
+			logger.Info("QEMU capabilities seeded", "seed", o.CapabilitiesSeedDir, "entries", seeded.Copied, "vouched", seeded.Vouched)
 		}
 	}
 	conn, err := hypervisor.Open(uri)
@@ -177,7 +179,9 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 		conn.Close()
 		return nil, nil, err
 	}
-	logger.Info("libvirt capabilities", "elapsed", time.Since(t))
+	// kept: the seeded entries libvirt took as they were; the others it
+	// found stale and probed afresh.
+	logger.Info("libvirt capabilities", "elapsed", time.Since(t), "seedKept", seeded.Kept(), "seeded", seeded.Copied)
 	if hv.Driver == "QEMU" && len(hv.DomainTypes) == 0 {
 		// libvirt logs why; usually QEMU could not be started at all.
 		conn.Close()

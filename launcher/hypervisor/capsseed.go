@@ -137,13 +137,39 @@ func WriteCapabilitiesSeed(root, dir string) (int, error) {
 	return len(entries), os.WriteFile(filepath.Join(dir, SeedManifestName), append(b, '\n'), 0o644)
 }
 
+// Seeded is what SeedCapabilities put into a root.
+type Seeded struct {
+	// Copied entries, and of them those Vouched for (their ctimes set).
+	Copied, Vouched int
+	root            string
+	entries         map[string][]byte
+}
+
+// Kept counts the seeded entries libvirt still has as they were seeded:
+// after libvirt's first use of the root, an entry it found stale has been
+// probed afresh and rewritten.
+func (s Seeded) Kept() int {
+	kept := 0
+	for name, data := range s.entries {
+		if now, err := readBounded(filepath.Join(capsCacheDir(s.root), name)); err == nil && string(now) == string(data) {
+			kept++
+		}
+	}
+	return kept
+}
+
 // SeedCapabilities copies the seed's entries into the capabilities cache of
 // the embedded root, with the ctimes of this file system where the
-// manifest proves the files are those probed. It returns how many entries
-// it copied and how many of them it could vouch for; a seed that is
-// missing, or has no manifest, is no error (libvirt then probes).
-func SeedCapabilities(seed, root string) (copied, vouched int, err error) {
-	cacheDir := capsCacheDir(root)
+// manifest proves the files are those probed. A seed that is missing, or
+// has no manifest, is no error (libvirt then probes).
+func SeedCapabilities(seed, root string) (Seeded, error) {
+	res := Seeded{root: root, entries: map[string][]byte{}}
+	copied, vouched, err := seedCapabilities(seed, capsCacheDir(root), res.entries)
+	res.Copied, res.Vouched = copied, vouched
+	return res, err
+}
+
+func seedCapabilities(seed, cacheDir string, written map[string][]byte) (copied, vouched int, err error) {
 	entries, err := xmlFiles(seed)
 	if err != nil || len(entries) == 0 {
 		return 0, 0, err
@@ -171,6 +197,7 @@ func SeedCapabilities(seed, root string) (copied, vouched int, err error) {
 		if err := os.WriteFile(filepath.Join(cacheDir, name), data, 0o600); err != nil {
 			return copied, vouched, fmt.Errorf("write capabilities cache: %w", err)
 		}
+		written[name] = data
 		copied++
 	}
 	return copied, vouched, nil

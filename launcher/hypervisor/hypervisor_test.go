@@ -76,15 +76,23 @@ func TestCapabilitiesSeed(t *testing.T) {
 	}
 	seedRoot := func(name string) (string, int) {
 		root := filepath.Join(dir, name)
-		copied, vouched, err := SeedCapabilities(seed, root)
-		if err != nil || copied != 1 {
-			t.Fatalf("SeedCapabilities = %d, %v; want 1 entry", copied, err)
+		seeded, err := SeedCapabilities(seed, root)
+		if err != nil || seeded.Copied != 1 {
+			t.Fatalf("SeedCapabilities = %+v, %v; want 1 entry", seeded, err)
 		}
 		b, err := os.ReadFile(filepath.Join(capsCacheDir(root), "abc.xml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b), vouched
+		if seeded.Kept() != 1 {
+			t.Errorf("Kept = %d right after seeding, want 1", seeded.Kept())
+		}
+		// libvirt re-probing rewrites the entry: no longer kept.
+		os.WriteFile(filepath.Join(capsCacheDir(root), "abc.xml"), []byte("<qemuCaps>probed</qemuCaps>"), 0o600)
+		if seeded.Kept() != 0 {
+			t.Errorf("Kept = %d after the entry was rewritten, want 0", seeded.Kept())
+		}
+		return string(b), seeded.Vouched
 	}
 
 	got, vouched := seedRoot("same")
@@ -110,8 +118,8 @@ func TestCapabilitiesSeed(t *testing.T) {
 	}
 
 	// No seed at all: nothing copied, no error.
-	if copied, _, err := SeedCapabilities(filepath.Join(dir, "missing"), filepath.Join(dir, "r")); copied != 0 || err != nil {
-		t.Errorf("SeedCapabilities of a missing seed = %d, %v", copied, err)
+	if seeded, err := SeedCapabilities(filepath.Join(dir, "missing"), filepath.Join(dir, "r")); seeded.Copied != 0 || err != nil {
+		t.Errorf("SeedCapabilities of a missing seed = %+v, %v", seeded, err)
 	}
 }
 

@@ -79,8 +79,11 @@ func TestLauncherPodSecurityBaseline(t *testing.T) {
 	if seeded == nil || string(seeded[1]) == "0" || string(seeded[1]) != string(seeded[2]) {
 		t.Errorf("the launcher did not seed QEMU's capabilities from its image (entries, vouched): %q\n%s", seeded, logs)
 	}
-	if m := regexp.MustCompile(`"libvirt capabilities" elapsed="([^"]+)"`).FindSubmatch(logs); m != nil {
-		t.Logf("libvirt's capabilities took %s with the image's seed", m[1])
+	m := regexp.MustCompile(`"libvirt capabilities" elapsed="([^"]+)" seedKept=(\d+) seeded=(\d+)`).FindSubmatch(logs)
+	if m == nil || string(m[2]) != string(m[3]) {
+		t.Errorf("libvirt did not take the image's capabilities as seeded (elapsed, kept, seeded): %q\n%s", m, logs)
+	} else {
+		t.Logf("libvirt's capabilities took %s with the image's seed (%s of %s entries kept)", m[1], m[2], m[3])
 	}
 
 	if err := cluster.DeleteVMI(ctx, t, ns, "vmi-tiny", deleteTimeout); err != nil {
@@ -156,4 +159,3 @@ func procStatus(pid int) (map[string]string, error) {
 	}
 	return out, nil
 }
-
