@@ -96,6 +96,13 @@ up: deps
 down:
 	hack/cluster/down.sh $(if $(PURGE),--purge)
 
+## uninstall: remove the platform from the local cluster in a safe order
+## (its VMs and VMIs, then the APIService, then the rest; docs/runbooks.md),
+## leaving the cluster up
+.PHONY: uninstall
+uninstall:
+	hack/cluster/uninstall.sh
+
 ## backup: an etcd snapshot of the platform's store, either mode, into
 ## BACKUP (default ~/.cache/virt/backups/<UTC time>.db) and BACKUP.json
 ## restore: BACKUP back as the platform's whole store: every VM and VMI as

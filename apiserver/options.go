@@ -56,6 +56,12 @@ type Options struct {
 	// delay with 429 and Retry-After, which clients retry elsewhere, while
 	// the in-flight ones finish; kube-apiserver's --shutdown-send-retry-after.
 	ShutdownSendRetryAfter bool
+	// StoreQuota is the store's --quota-backend-bytes: the embedded etcd's,
+	// and what the quota warning (apiserver/storequota) compares with.
+	StoreQuota int64
+	// StoreQuotaCheckInterval is how often the store's size is checked;
+	// 0: never.
+	StoreQuotaCheckInterval time.Duration
 
 	// embedded is set by Complete when no --etcd-servers were given.
 	embedded bool
@@ -66,11 +72,13 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		// The storage codec follows --storage-media-type: Config builds it.
-		Recommended:         genericoptions.NewRecommendedOptions(etcdPrefix, nil),
-		DataDir:             "/var/lib/virt-apiserver",
-		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
-		NodeRestrictedUsers: noderestriction.DefaultRestrictedUsers,
-		GuestAccess:         guestaccess.NewOptions(),
+		Recommended:             genericoptions.NewRecommendedOptions(etcdPrefix, nil),
+		DataDir:                 "/var/lib/virt-apiserver",
+		EmbeddedEtcd:            etcd.Options{ClientPort: 2379, PeerPort: 2380},
+		NodeRestrictedUsers:     noderestriction.DefaultRestrictedUsers,
+		GuestAccess:             guestaccess.NewOptions(),
+		StoreQuota:              etcd.DefaultQuota,
+		StoreQuotaCheckInterval: time.Minute,
 	}
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
@@ -120,6 +128,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Time to delay the termination. During that time the server keeps serving requests normally and /readyz returns failure, so that its endpoint is removed from the load balancer (several replicas behind the aggregator) before it stops.")
 	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter,
 		"If true, after --shutdown-delay-duration the server keeps listening until the in-flight requests are drained and answers new ones with 429 and a Retry-After header (and Connection: close), so clients retry on another replica.")
+	fs.Int64Var(&o.StoreQuota, "store-quota-backend-bytes", o.StoreQuota,
+		"The store's quota (etcd's --quota-backend-bytes): the embedded etcd's, and for --etcd-servers the one the members run with. A warning (log and event) is emitted when a member's database reaches 80% of it, and while etcd's NOSPACE alarm is raised.")
+	fs.DurationVar(&o.StoreQuotaCheckInterval, "store-quota-check-interval", o.StoreQuotaCheckInterval,
+		"How often the store's database size and alarms are checked; 0 disables the check.")
 	o.GuestAccess.AddFlags(fs)
 }
 
@@ -130,6 +142,9 @@ func (o *Options) Complete() {
 		o.embedded = true
 		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{
 			fmt.Sprintf("http://127.0.0.1:%d", o.EmbeddedEtcd.ClientPort)}
+	}
+	if o.EmbeddedEtcd.QuotaBackendBytes == 0 {
+		o.EmbeddedEtcd.QuotaBackendBytes = o.StoreQuota
 	}
 	if o.EmbeddedEtcd.DataDir == "" {
 		o.EmbeddedEtcd.DataDir = filepath.Join(o.DataDir, "etcd")

@@ -215,6 +215,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.StoreQuotaCheckInterval > 0 {
+		go func() {
+			if err := o.watchStoreQuota(ctx, config.Generic.ClientConfig); err != nil {
+				klog.FromContext(ctx).Error(err, "The store quota check does not run")
+			}
+		}()
+	}
 	if err := server.Generic.PrepareRun().RunWithContext(ctx); err != nil {
 		return err
 	}

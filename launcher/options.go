@@ -40,9 +40,13 @@ type Options struct {
 	SecretsDir    string
 	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
 	LibvirtURI string
-	// CapabilitiesCacheDir is shared by the launchers of a node; used only
-	// when it exists.
-	CapabilitiesCacheDir string
+	// CapabilitiesSeedDir holds the image's read-only QEMU capabilities
+	// cache entries (hypervisor.SeedCapabilities); "" or missing: libvirt
+	// probes QEMU.
+	CapabilitiesSeedDir string
+	// WriteCapabilitiesSeed, when set, makes the process probe QEMU, write
+	// a seed there and exit (the image build's step).
+	WriteCapabilitiesSeed string
 	// Linger is how long the launcher keeps serving after its domain ended,
 	// for a node daemon that reconnects to ask how it ended.
 	Linger time.Duration
@@ -51,15 +55,15 @@ type Options struct {
 // NewOptions returns the defaults of a launcher in its pod.
 func NewOptions() *Options {
 	return &Options{
-		GracePeriodSeconds:   30,
-		PrivateDir:           layout.PrivateDir,
-		DisksDir:             layout.DisksDir,
-		PVCDir:               layout.PVCDirRoot,
-		PVCDeviceDir:         layout.PVCDeviceRoot,
-		KernelBootDir:        layout.KernelBootDir,
-		SecretsDir:           layout.SecretDirRoot,
-		CapabilitiesCacheDir: layout.CapabilitiesCacheDir,
-		Linger:               3 * time.Second,
+		GracePeriodSeconds:  30,
+		PrivateDir:          layout.PrivateDir,
+		DisksDir:            layout.DisksDir,
+		PVCDir:              layout.PVCDirRoot,
+		PVCDeviceDir:        layout.PVCDeviceRoot,
+		KernelBootDir:       layout.KernelBootDir,
+		SecretsDir:          layout.SecretDirRoot,
+		CapabilitiesSeedDir: layout.CapabilitiesSeedDir,
+		Linger:              3 * time.Second,
 	}
 }
 
@@ -78,8 +82,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SecretsDir, "secrets-dir", o.SecretsDir, "parent of the cloud-init secret mounts (<dir>/<volume>/userdata, networkdata)")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,
 		"libvirt URI; empty: the embedded QEMU driver, qemu:///embed?root=<private-dir>/libvirt (another URI may point at a private libvirtd)")
-	fs.StringVar(&o.CapabilitiesCacheDir, "capabilities-cache-dir", o.CapabilitiesCacheDir,
-		"directory shared by a node's launchers caching QEMU's capabilities; ignored when missing")
+	fs.StringVar(&o.CapabilitiesSeedDir, "capabilities-seed-dir", o.CapabilitiesSeedDir,
+		"read-only directory of QEMU capabilities probed when the image was built; empty or missing: libvirt probes QEMU")
+	fs.StringVar(&o.WriteCapabilitiesSeed, "write-capabilities-seed", o.WriteCapabilitiesSeed,
+		"probe QEMU, write a capabilities seed to this directory and exit (run when the launcher image is built)")
 	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
 }
 

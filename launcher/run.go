@@ -153,7 +153,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 }
 
 // openLibvirt connects to libvirt, preparing the embedded driver's root and
-// its capabilities cache, and describes what it found.
+// seeding its capabilities cache from the image, and describes what it found.
 func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.InfoResponse, error) {
 	logger := klog.FromContext(ctx)
 	uri := o.LibvirtURI
@@ -161,17 +161,22 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 		uri = hypervisor.EmbedURI(layout.LibvirtRoot(o.PrivateDir))
 	}
 	root := hypervisor.EmbedRoot(uri)
-	cache := o.CapabilitiesCacheDir
-	if st, err := os.Stat(cache); cache != "" && (err != nil || !st.IsDir()) {
-		logger.Info("No capabilities cache, QEMU will be probed", "dir", cache)
-		cache = ""
-	}
+	var seeded hypervisor.Seeded
 	if root != "" {
 		if err := checkQEMUUser(); err != nil {
 			return nil, nil, err
 		}
-		if err := hypervisor.PrepareEmbedRoot(root, cache); err != nil {
+		if err := hypervisor.PrepareEmbedRoot(root); err != nil {
 			return nil, nil, err
+		}
+		if o.CapabilitiesSeedDir != "" {
+			var err error
+			seeded, err = hypervisor.SeedCapabilities(o.CapabilitiesSeedDir, root)
+			if err != nil {
+				// Only slower: libvirt probes QEMU itself.
+				logger.Error(err, "Seeding QEMU's capabilities failed", "seed", o.CapabilitiesSeedDir)
+			}
+			logger.Info("QEMU capabilities seeded", "seed", o.CapabilitiesSeedDir, "entries", seeded.Copied, "vouched", seeded.Vouched)
 		}
 	}
 	conn, err := hypervisor.Open(uri)
@@ -184,18 +189,13 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 		conn.Close()
 		return nil, nil, err
 	}
-	logger.Info("libvirt capabilities", "elapsed", time.Since(t), "cache", cache)
+	// kept: the seeded entries libvirt took as they were; the others it
+	// found stale and probed afresh.
+	logger.Info("libvirt capabilities", "elapsed", time.Since(t), "seedKept", seeded.Kept(), "seeded", seeded.Copied)
 	if hv.Driver == "QEMU" && len(hv.DomainTypes) == 0 {
 		// libvirt logs why; usually QEMU could not be started at all.
 		conn.Close()
 		return nil, nil, fmt.Errorf("libvirt found no usable QEMU for %s (see its log above)", hv.Arch)
-	}
-	if root != "" {
-		if n, err := hypervisor.SaveCapabilitiesCache(root, cache); err != nil {
-			logger.Error(err, "Saving the capabilities cache failed")
-		} else if n > 0 {
-			logger.Info("Saved capabilities cache", "dir", cache, "files", n)
-		}
 	}
 	usable, why := kvm.Usable()
 	if usable && !slices.Contains(hv.DomainTypes, domain.TypeKVM) {
@@ -234,5 +234,40 @@ func checkQEMUUser() error {
 			return fmt.Errorf("running as root, libvirt's QEMU driver needs the system user libvirt-qemu in /etc/passwd (hack/install-deps.sh creates it; a launcher image must carry it)")
 		}
 	}
+	return nil
+}
+
+// WriteCapabilitiesSeed probes QEMU through a fresh embedded root in a
+// temporary directory and writes what libvirt cached to dir as a seed for
+// the launchers of this image (hypervisor.WriteCapabilitiesSeed). The image
+// build runs it as the launchers' user in the image's file system.
+func WriteCapabilitiesSeed(ctx context.Context, dir string) error {
+	tmp, err := os.MkdirTemp("", "virt-capabilities-seed-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, "libvirt")
+	if err := hypervisor.PrepareEmbedRoot(root); err != nil {
+		return err
+	}
+	conn, err := hypervisor.Open(hypervisor.EmbedURI(root))
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	hv, err := conn.Info()
+	conn.Close()
+	if err != nil {
+		return err
+	}
+	if len(hv.DomainTypes) == 0 {
+		return fmt.Errorf("libvirt found no usable QEMU for %s (see its log above)", hv.Arch)
+	}
+	n, err := hypervisor.WriteCapabilitiesSeed(root, dir)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("QEMU capabilities seed written", "dir", dir, "entries", n, "probe", time.Since(t))
 	return nil
 }

@@ -2,7 +2,9 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -22,7 +24,21 @@ type Options struct {
 	PeerPort   int
 	// StartTimeout bounds the wait for etcd to be ready.
 	StartTimeout time.Duration
+	// QuotaBackendBytes is the size the database file may reach before
+	// etcd raises its NOSPACE alarm and refuses writes; 0: DefaultQuota.
+	QuotaBackendBytes int64
 }
+
+// DefaultQuota is the embedded store's quota, as the HA store's
+// (artifacts/etcd): with a defragmentation's copy and the write-ahead log
+// it fits the 2Gi volume (artifacts/virt-apiserver/storage.yaml), so the
+// store refuses writes before the volume fills up.
+const DefaultQuota = 512 << 20
+
+// AutoCompactionRetention is how much history etcd itself keeps when it
+// compacts. virt-apiserver's storage compacts every 5 minutes already; this
+// is the backstop should that stop.
+const AutoCompactionRetention = "1h"
 
 // Server is a running embedded etcd.
 type Server struct {
@@ -34,7 +50,7 @@ type Server struct {
 // not stop it: call Close, after the API server stopped using it.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create etcd data dir: %w", err)
+		return nil, fmt.Errorf("create etcd data dir: %w", permissionHint(err))
 	}
 	clientURL := loopbackURL(o.ClientPort)
 	peerURL := loopbackURL(o.PeerPort)
@@ -50,10 +66,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	// etcd's own info logs would drown the API server's; its warnings and
 	// errors still show.
 	cfg.LogLevel = "warn"
+	cfg.QuotaBackendBytes = o.QuotaBackendBytes
+	if cfg.QuotaBackendBytes == 0 {
+		cfg.QuotaBackendBytes = DefaultQuota
+	}
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = AutoCompactionRetention
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("start embedded etcd in %s (client %s, peer %s): %w", o.DataDir, clientURL.String(), peerURL.String(), err)
+		return nil, fmt.Errorf("start embedded etcd in %s (client %s, peer %s): %w", o.DataDir, clientURL.String(), peerURL.String(), permissionHint(err))
 	}
 	timeout := o.StartTimeout
 	if timeout == 0 {
@@ -90,4 +112,13 @@ func (s *Server) Close() {
 
 func loopbackURL(port int) url.URL {
 	return url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
+}
+
+// permissionHint explains a data directory this process may not write: the
+// likely cause is a store an earlier virt-apiserver wrote as root.
+func permissionHint(err error) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("%w (the data directory must belong to this process's user, uid %d; a store an earlier virt-apiserver wrote as root is root's: docs/runbooks.md \"virt-apiserver cannot write its data\")", err, os.Getuid())
 }

@@ -59,7 +59,7 @@ func New(prefix string) (*Guest, error) {
 	if ok, _ := kvm.Usable(); ok {
 		g.DomainType = domain.TypeKVM
 	}
-	if err := hypervisor.PrepareEmbedRoot(g.root, ""); err != nil {
+	if err := hypervisor.PrepareEmbedRoot(g.root); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	return g, nil

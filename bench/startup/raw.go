@@ -52,7 +52,7 @@ func openRaw(ctx context.Context, guest Guest, timeout time.Duration, logf func(
 		h.typ = domain.TypeKVM
 	}
 	root := filepath.Join(dir, "libvirt")
-	if err := hypervisor.PrepareEmbedRoot(root, ""); err != nil {
+	if err := hypervisor.PrepareEmbedRoot(root); err != nil {
 		h.close()
 		return nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"syscall"
 	"time"
 
 	"kubevirt.dev/virt/bench/namespace"
@@ -42,8 +40,8 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 			err = errors.Join(err, cerr)
 		}
 	}()
-	res.Notes = append(res.Notes, fmt.Sprintf("launcher capabilities cache on the node (%s) before the run: %s",
-		layout.CapabilitiesCacheHostPath, cacheState()))
+	res.Notes = append(res.Notes, fmt.Sprintf("launchers seed QEMU's capabilities from their image (%s, probed when the image was built; docs/launcher.md)",
+		layout.CapabilitiesSeedDir))
 	raw, err := openRaw(ctx, o.Guest, o.Timeout, env.Logf)
 	if err != nil {
 		return res, err
@@ -77,22 +75,5 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 			return res, ctx.Err()
 		}
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("launcher capabilities cache after the run: %s", cacheState()))
 	return res, nil
-}
-
-// cacheState says whether launchers can start warm: how many entries the
-// node's cache holds and who may write it.
-func cacheState() string {
-	dir := layout.CapabilitiesCacheHostPath
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Sprintf("missing (%v)", err)
-	}
-	entries, _ := os.ReadDir(dir)
-	owner := -1
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		owner = int(st.Uid)
-	}
-	return fmt.Sprintf("%d entries, owner uid %d, mode %v (launchers run as uid 107)", len(entries), owner, fi.Mode().Perm())
 }

@@ -22,7 +22,17 @@ func main() {
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: never returns an error
-	code := opts.Run(klog.NewContext(context.Background(), klog.Background()))
+	ctx := klog.NewContext(context.Background(), klog.Background())
+	if opts.WriteCapabilitiesSeed != "" {
+		code := 0
+		if err := launcher.WriteCapabilitiesSeed(ctx, opts.WriteCapabilitiesSeed); err != nil {
+			klog.Background().Error(err, "Writing the capabilities seed failed")
+			code = 1
+		}
+		klog.Flush()
+		os.Exit(code)
+	}
+	code := opts.Run(ctx)
 	klog.Flush()
 	os.Exit(code)
 }

@@ -53,11 +53,6 @@ type Config struct {
 	// RunAsUser, when set, is the UID (and GID and fsGroup) of every
 	// container of the pod; nil runs the images' own users.
 	RunAsUser *int64
-	// CapabilitiesCache mounts the node's shared QEMU capabilities cache
-	// (layout.CapabilitiesCacheHostPath), which saves each launcher the
-	// seconds of probing QEMU. The directory must be writable by RunAsUser
-	// for launchers to fill it; reading it is enough to profit.
-	CapabilitiesCache bool
 	// TunDevice requests /dev/net/tun for the launcher container
 	// (layout.TunResourceName, virt-handler's device plugin), owned there
 	// by RunAsUser: libvirt opens it to attach the guest's NIC to the tap

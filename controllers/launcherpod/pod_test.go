@@ -206,9 +206,7 @@ func TestNewVolumes(t *testing.T) {
 		v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{Container: &virtv1.KernelBootContainer{
 			Image: "kernel:1", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd", ImagePullSecret: "kcred"}}}
 	})
-	cfg := testConfig
-	cfg.CapabilitiesCache = true
-	pod, err := New(vmi, cfg)
+	pod, err := New(vmi, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +265,12 @@ func TestNewVolumes(t *testing.T) {
 		}
 	}
 	wantMounts := map[string]string{
-		layout.PrivateVolume:           layout.PrivateDir,
-		layout.DisksVolume:             layout.DisksDir,
-		layout.KernelBootVolume:        layout.KernelBootDir,
-		"pvc-2":                        "/var/run/virt-pvcs/claim",
-		layout.CapabilitiesCacheVolume: layout.CapabilitiesCacheDir,
-		"cloudinit-3-userdata":         "/var/run/virt-secrets/ci/userdata",
-		"cloudinit-3-networkdata":      "/var/run/virt-secrets/ci/networkdata",
+		layout.PrivateVolume:      layout.PrivateDir,
+		layout.DisksVolume:        layout.DisksDir,
+		layout.KernelBootVolume:   layout.KernelBootDir,
+		"pvc-2":                   "/var/run/virt-pvcs/claim",
+		"cloudinit-3-userdata":    "/var/run/virt-secrets/ci/userdata",
+		"cloudinit-3-networkdata": "/var/run/virt-secrets/ci/networkdata",
 	}
 	if d := cmp.Diff(wantMounts, mounts(pod.Spec.Containers[0])); d != "" {
 		t.Errorf("compute mounts (-want +got):\n%s", d)
@@ -281,9 +278,6 @@ func TestNewVolumes(t *testing.T) {
 	vols := map[string]corev1.VolumeSource{}
 	for _, v := range pod.Spec.Volumes {
 		vols[v.Name] = v.VolumeSource
-	}
-	if hp := vols[layout.CapabilitiesCacheVolume].HostPath; hp == nil || hp.Path != layout.CapabilitiesCacheHostPath {
-		t.Errorf("capabilities cache volume %+v", vols[layout.CapabilitiesCacheVolume])
 	}
 	if pvc := vols["pvc-2"].PersistentVolumeClaim; pvc == nil || pvc.ClaimName != "pvc1" {
 		t.Errorf("pvc volume %+v", vols["pvc-2"])

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/launcher/layout"
@@ -38,12 +37,6 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 	// The launcher does not need the tools; the volume exists for the
 	// containers of container-disk and kernel-boot images only.
 	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir(&toolsVolumeSizeLimit)})
-
-	if cfg.CapabilitiesCache {
-		v.add(layout.CapabilitiesCacheVolume, layout.CapabilitiesCacheDir, false, corev1.VolumeSource{
-			HostPath: &corev1.HostPathVolumeSource{Path: layout.CapabilitiesCacheHostPath, Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
-		})
-	}
 
 	secrets := sets.New[string]()
 	pullSecret := func(name string) {

@@ -142,7 +142,6 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 		LauncherImage:      o.LauncherImage,
 		LauncherPullPolicy: corev1.PullPolicy(o.LauncherPullPolicy),
 		GracePeriodMargin:  int64(o.LauncherGraceMargin / time.Second),
-		CapabilitiesCache:  o.LauncherCapabilitiesCache,
 		TunDevice:          o.LauncherTunDevice,
 	}
 	if o.LauncherRunAsUser >= 0 {

@@ -24,12 +24,11 @@ type Options struct {
 	// Options reach the API servers.
 	apiclient.Options
 
-	LauncherImage             string
-	LauncherPullPolicy        string
-	LauncherRunAsUser         int64
-	LauncherCapabilitiesCache bool
-	LauncherTunDevice         bool
-	LauncherGraceMargin       time.Duration
+	LauncherImage       string
+	LauncherPullPolicy  string
+	LauncherRunAsUser   int64
+	LauncherTunDevice   bool
+	LauncherGraceMargin time.Duration
 
 	// FilesystemOverhead is the share of a Filesystem-mode claim that a
 	// disk image on it leaves to the file system, a decimal in [0, 1).
@@ -72,25 +71,24 @@ func NewOptions() *Options {
 		ns = "virt-system"
 	}
 	return &Options{
-		Options:                   apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 50, Burst: 100},
-		LauncherPullPolicy:        string(corev1.PullIfNotPresent),
-		LauncherRunAsUser:         layout.DefaultRunAsUser,
-		LauncherCapabilitiesCache: true,
-		LauncherTunDevice:         true,
-		LauncherGraceMargin:       15 * time.Second,
-		FilesystemOverhead:        string(virtv1.DefaultFilesystemOverhead),
-		HandlerNamespace:          ns,
-		HandlerServiceAccount:     "virt-handler",
-		HandlerServingCACertFile:  "/etc/virt-controller/handler-serving-ca/tls.crt",
-		HandlerServingCAKeyFile:   "/etc/virt-controller/handler-serving-ca/tls.key",
-		HandlerCertMaxLifetime:    certificate.DefaultMaxLifetime,
-		HeartbeatTimeout:          nodehealth.DefaultHeartbeatTimeout,
-		Backoff:                   virtualmachine.DefaultBackoff,
-		Workers:                   3,
-		BindAddress:               ":8080",
-		LeaderElect:               true,
-		LeaseName:                 "virt-controller",
-		LeaseNamespace:            ns,
+		Options:                  apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 50, Burst: 100},
+		LauncherPullPolicy:       string(corev1.PullIfNotPresent),
+		LauncherRunAsUser:        layout.DefaultRunAsUser,
+		LauncherTunDevice:        true,
+		LauncherGraceMargin:      15 * time.Second,
+		FilesystemOverhead:       string(virtv1.DefaultFilesystemOverhead),
+		HandlerNamespace:         ns,
+		HandlerServiceAccount:    "virt-handler",
+		HandlerServingCACertFile: "/etc/virt-controller/handler-serving-ca/tls.crt",
+		HandlerServingCAKeyFile:  "/etc/virt-controller/handler-serving-ca/tls.key",
+		HandlerCertMaxLifetime:   certificate.DefaultMaxLifetime,
+		HeartbeatTimeout:         nodehealth.DefaultHeartbeatTimeout,
+		Backoff:                  virtualmachine.DefaultBackoff,
+		Workers:                  3,
+		BindAddress:              ":8080",
+		LeaderElect:              true,
+		LeaseName:                "virt-controller",
+		LeaseNamespace:           ns,
 		// A leader killed outright does not release the Lease: work stops
 		// until a standby sees it expire, at most the lease duration plus
 		// two jittered retry periods after the leader's last renewal (the
@@ -121,8 +119,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LauncherPullPolicy, "launcher-pull-policy", o.LauncherPullPolicy, "pull policy of the launcher image")
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
 		"UID, GID and fsGroup of the launcher pods' containers; -1 runs the images' own users")
-	fs.BoolVar(&o.LauncherCapabilitiesCache, "launcher-capabilities-cache", o.LauncherCapabilitiesCache,
-		"mount the node's shared QEMU capabilities cache (a hostPath) into launcher pods")
 	fs.BoolVar(&o.LauncherTunDevice, "launcher-tun-device", o.LauncherTunDevice,
 		"launcher pods request /dev/net/tun ("+layout.TunResourceName+") from virt-handler's device plugin, and schedule only to nodes that advertise it")
 	fs.DurationVar(&o.LauncherGraceMargin, "launcher-grace-margin", o.LauncherGraceMargin,

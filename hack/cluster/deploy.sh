@@ -210,9 +210,34 @@ if [ "${previous}" != "${mode}" ] && [ -n "$(kubectl -n virt-system get deployme
     [ -z "$(kubectl -n virt-system get pods -l "${sel}" -o name)" ] ||
     die "deploy: virt-apiserver's pods did not stop within 120s"
 fi
+# virt-apiserver runs as uid 65532 (docs/security.md); its embedded etcd's
+# directory is a hostPath here, which no fsGroup reaches, and an earlier
+# virt-apiserver ran as root: the data is handed over once, with the old
+# replica stopped so that it writes no new root-owned file meanwhile, and
+# started again after the apply (which leaves a replica count it did not
+# change as it finds it).
+handed_over=0
+if [ "${mode}" = embedded ]; then
+  if [ -n "$(find "${VIRT_APISERVER_DATA}" ! -uid "${APISERVER_UID}" -print -quit 2>/dev/null)" ]; then
+    if [ -n "$(kubectl -n virt-system get deployment virt-apiserver -o name --ignore-not-found)" ]; then
+      log "virt-apiserver runs as uid ${APISERVER_UID} now: stopping it to hand its data over (once)"
+      kubectl -n virt-system scale deployment/virt-apiserver --replicas=0 >/dev/null
+      sel=virtualization.kubevirt.io/component=virt-apiserver
+      kubectl -n virt-system wait --for=delete pod -l "${sel}" --timeout=120s >/dev/null 2>&1 ||
+        [ -z "$(kubectl -n virt-system get pods -l "${sel}" -o name)" ] ||
+        die "deploy: virt-apiserver's pods did not stop within 120s"
+    fi
+    chown -R "${APISERVER_UID}:${APISERVER_UID}" "${VIRT_APISERVER_DATA}"
+    handed_over=1
+  fi
+  chmod 700 "${VIRT_APISERVER_DATA}"
+fi
 echo "${mode}" | write_file "${PLATFORM_MODE_FILE}" || true
 out="$(kubectl apply -k "${DEPLOY}" 2>&1)" || die "deploy: kubectl apply -k ${DEPLOY} failed: ${out}"
 grep -v ' unchanged$' <<<"${out}" >&2 || true
+if [ "${handed_over}" = 1 ]; then
+  kubectl -n virt-system scale deployment/virt-apiserver --replicas=1 >/dev/null
+fi
 if [ "${mode}" = ha ]; then
   # The members first: virt-apiserver's replicas are ready only with them.
   kubectl -n virt-system rollout status statefulset/virt-etcd --timeout=300s >/dev/null ||

@@ -25,7 +25,11 @@ t0=$(date +%s)
 lock_state
 
 # 1. Pods. The controller-manager goes first, or ReplicaSets and DaemonSets
-# would recreate the pods being stopped.
+# would recreate the pods being stopped; and once virt-apiserver's pod is
+# gone its APIService is unavailable, which would stall the namespace
+# controller and the garbage collector cluster-wide (docs/runbooks.md):
+# neither runs any more by then. `make uninstall` removes the platform
+# from a running cluster in a safe order.
 if running kube-apiserver && running kubelet && apiserver_ready; then
   stop_daemon kube-controller-manager
   stop_daemon kube-scheduler

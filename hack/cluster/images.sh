@@ -15,7 +15,8 @@
 #                          cmd/<name> on a glibc base layer (built with the
 #                          same cgo setting as the tests, sharing their cache)
 #   virt-launcher          cmd/virt-launcher + static cmd/virt-imagecopy on a
-#                          Debian rootfs with libvirt and QEMU (launcher-rootfs.sh)
+#                          Debian rootfs with libvirt and QEMU (launcher-rootfs.sh),
+#                          and QEMU's capabilities probed in it (launcher_seed)
 #   guest-kernel, guest-disk
 #                          the test guest of hack/build-guest.sh as a kernelBoot
 #                          image (/boot/vmlinuz, /boot/initrd.gz) and a
@@ -172,14 +173,72 @@ glibc="$(glibc_layer)"
 for c in virt-apiserver virt-controller virt-handler; do
   has_cmd "${c}" || continue
   check_libs "${BIN}/${c}" "$(list_of "${glibc}")"
+  # virt-apiserver and virt-controller need no privilege at all and run as
+  # 65532 (their Deployments say so too); virt-handler is the node's agent,
+  # root with a few capabilities (its DaemonSet).
+  user=()
+  [ "${c}" = virt-handler ] || user=(--user 65532:65532)
   image "${c}" "${glibc}" -- --layer "${glibc}" --add "/usr/bin/${c}=${BIN}/${c}:0755" \
-    --entrypoint "/usr/bin/${c}"
+    "${user[@]}" --entrypoint "/usr/bin/${c}"
 done
+
+# launcher_seed ROOTFS prints a directory of QEMU capabilities libvirt
+# cached probing the rootfs's QEMU as the launchers' user (uid 107, no
+# /dev/kvm, as in a launcher pod) through virt-launcher
+# --write-capabilities-seed, chrooted into the unpacked rootfs. The launcher
+# image carries them read-only (docs/launcher.md "The capabilities seed").
+# libvirt checks an entry against the kernel and CPU it runs on: the key
+# holds this host's, so a new kernel or CPU gets a new seed, and a node of
+# another kind just probes again. Built once per key (~5-10 s).
+launcher_seed() {
+  local rootfs="$1" key dir work r
+  key="$({
+    echo "seed-1 ${rootfs} 107"
+    uname -r
+    grep -m4 -E '^(vendor_id|cpu family|model|microcode)' /proc/cpuinfo || true
+  } | sha256sum | cut -c1-12)"
+  dir="${IMAGES}/launcher-seed-${key}"
+  if [ ! -s "${dir}/seed.json" ]; then
+    local t=$(date +%s)
+    mkdir -p "${VIRT_CACHE}/tmp"
+    work="$(mktemp -d "${VIRT_CACHE}/tmp/launcher-seed.XXXXXX")"
+    r="${work}/root"
+    mkdir -p "${r}"
+    tar -xzf "${rootfs}" -C "${r}" --numeric-owner
+    install -m 0755 "${BIN}/virt-launcher" "${r}/usr/bin/virt-launcher"
+    mkdir -p "${r}/seed" "${r}/tmp" && chown 107:107 "${r}/seed" && chmod 1777 "${r}/tmp"
+    # A private mount and PID namespace: /proc, a read-only /sys and the
+    # few devices QEMU opens (no /dev/kvm: pods have none) disappear with it.
+    if ! unshare --mount --propagation private --pid --fork --mount-proc="${r}/proc" bash -c '
+        set -e
+        r="$1"
+        mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "${r}/sys"
+        for d in null zero full random urandom; do
+          touch "${r}/dev/${d}" && mount --bind "/dev/${d}" "${r}/dev/${d}"
+        done
+        exec chroot --userspec=107:107 "${r}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+          /usr/bin/virt-launcher --write-capabilities-seed /seed' _ "${r}" >"${work}/seed.log" 2>&1; then
+      tail -20 "${work}/seed.log" >&2
+      rm -rf "${work}"
+      die "probing QEMU for the launcher's capabilities seed failed (log above)"
+    fi
+    rm -rf "${dir}" && mkdir -p "${dir}"
+    cp "${r}"/seed/*.xml "${r}/seed/seed.json" "${dir}/"
+    rm -rf "${work}"
+    log "launcher capabilities seed: $(ls "${dir}" | wc -l) files in ${dir} ($(($(date +%s) - t))s)"
+    find "${IMAGES}" -maxdepth 1 -name 'launcher-seed-*' ! -name "$(basename "${dir}")" -exec rm -rf {} +
+  fi
+  echo "${dir}"
+}
 
 if has_cmd virt-launcher; then
   rootfs="$("${here}/launcher-rootfs.sh")"
   check_libs "${BIN}/virt-launcher" "$(list_of "${rootfs}")"
   adds=(--add "/usr/bin/virt-launcher=${BIN}/virt-launcher:0755")
+  seed="$(launcher_seed "${rootfs}")"
+  for f in "${seed}"/*; do
+    adds+=(--add "/usr/share/virt-launcher/capabilities-seed/$(basename "${f}")=${f}:0444")
+  done
   if [ -x "${BIN}/virt-imagecopy" ] && compgen -G "${ROOT}/cmd/virt-imagecopy/*.go" >/dev/null; then
     adds+=(--add "/usr/bin/virt-imagecopy=${BIN}/virt-imagecopy:0755")
   fi

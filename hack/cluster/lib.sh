@@ -33,6 +33,9 @@ CONTAINERD_SOCK="${RUN_DIR}/containerd.sock"
 KUBELET_ROOT="${VIRT_STATE}/kubelet"
 # Where virt-apiserver's embedded etcd keeps its data on this node.
 VIRT_APISERVER_DATA="${VIRT_STATE}/virt-apiserver"
+# The user virt-apiserver and virt-controller run as (their Deployments'
+# runAsUser, the images' USER): it owns VIRT_APISERVER_DATA.
+APISERVER_UID=65532
 # Where the platform keeps its store (docs/cluster.md "HA mode"): "embedded"
 # (one virt-apiserver with its own etcd, the default) or "ha" (replicas on
 # an etcd cluster). VIRT_HA=1 or 0 (`make up HA=1`) chooses and deploy.sh

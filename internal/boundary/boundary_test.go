@@ -102,7 +102,6 @@ var rules = []rule{
 		forbid: append([]string{"apiserver/...", "controllers/..."}, clients...)},
 
 	// Small leaves that stand alone.
-	{doc: "node/hostpath", covers: []string{"node/hostpath"}, forbid: platform},
 	{doc: "node/socket", covers: []string{"node/socket"}, forbid: platform},
 	{doc: "controllers/expectation", covers: []string{"controllers/expectation"}, forbid: platform},
 

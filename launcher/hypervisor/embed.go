@@ -1,12 +1,10 @@
 package hypervisor
 
 import (
-	"bytes"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // EmbedURI is the URI of the embedded QEMU driver rooted at root.
@@ -67,16 +65,9 @@ swtpm_group = "+%d"
 	return conf
 }
 
-// capsCacheDir is where the embedded driver caches QEMU's capabilities.
-func capsCacheDir(root string) string {
-	return filepath.Join(root, "cache", "qemu", "capabilities")
-}
-
-// PrepareEmbedRoot creates the embedded driver's root with its qemu.conf and,
-// when sharedCache is not empty, seeds its QEMU capabilities cache from there:
-// probing QEMU costs seconds on every fresh root, and libvirt re-probes by
-// itself when a cached entry does not match the host or binary.
-func PrepareEmbedRoot(root, sharedCache string) error {
+// PrepareEmbedRoot creates the embedded driver's root with its qemu.conf.
+// SeedCapabilities then spares it probing QEMU.
+func PrepareEmbedRoot(root string) error {
 	etc := filepath.Join(root, "etc")
 	if err := os.MkdirAll(etc, 0o700); err != nil {
 		return fmt.Errorf("create embedded libvirt root: %w", err)
@@ -99,69 +90,10 @@ func PrepareEmbedRoot(root, sharedCache string) error {
 			}
 		}
 	}
-	if sharedCache == "" {
-		return nil
-	}
-	_, err := copyXMLFiles(sharedCache, capsCacheDir(root))
-	return err
+	return nil
 }
 
-// SaveCapabilitiesCache copies the root's QEMU capabilities cache to
-// sharedCache for the next launcher, replacing entries atomically, and
-// returns how many files changed.
-func SaveCapabilitiesCache(root, sharedCache string) (int, error) {
-	if sharedCache == "" {
-		return 0, nil
-	}
-	return copyXMLFiles(capsCacheDir(root), sharedCache)
-}
-
-// copyXMLFiles copies the *.xml files of from that differ in to, each through
-// a temporary file and a rename, so concurrent launchers never see half a file.
-func copyXMLFiles(from, to string) (int, error) {
-	entries, err := os.ReadDir(from)
-	if os.IsNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read capabilities cache %s: %w", from, err)
-	}
-	changed := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".xml") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			return changed, fmt.Errorf("read capabilities cache: %w", err)
-		}
-		dst := filepath.Join(to, e.Name())
-		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
-			continue
-		}
-		if err := os.MkdirAll(to, 0o755); err != nil {
-			return changed, fmt.Errorf("create capabilities cache %s: %w", to, err)
-		}
-		tmp, err := os.CreateTemp(to, ".tmp-*")
-		if err != nil {
-			return changed, fmt.Errorf("write capabilities cache: %w", err)
-		}
-		_, werr := tmp.Write(data)
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Chmod(tmp.Name(), 0o644)
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), dst)
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-			return changed, fmt.Errorf("write capabilities cache %s: %w", dst, werr)
-		}
-		changed++
-	}
-	return changed, nil
+// capsCacheDir is where the embedded driver caches QEMU's capabilities.
+func capsCacheDir(root string) string {
+	return filepath.Join(root, "cache", "qemu", "capabilities")
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"libvirt.org/go/libvirt"
 )
@@ -24,12 +26,9 @@ func TestEmbedURIRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPrepareEmbedRootAndCache(t *testing.T) {
+func TestPrepareEmbedRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "libvirt")
-	shared := t.TempDir()
-	os.WriteFile(filepath.Join(shared, "abc.xml"), []byte("<qemuCaps/>"), 0o644)
-	os.WriteFile(filepath.Join(shared, "ignored.txt"), []byte("x"), 0o644)
-	if err := PrepareEmbedRoot(root, shared); err != nil {
+	if err := PrepareEmbedRoot(root); err != nil {
 		t.Fatal(err)
 	}
 	conf, err := os.ReadFile(filepath.Join(root, "etc", "qemu.conf"))
@@ -41,26 +40,86 @@ func TestPrepareEmbedRootAndCache(t *testing.T) {
 			t.Errorf("qemu.conf lacks %q:\n%s", want, conf)
 		}
 	}
-	seeded := filepath.Join(capsCacheDir(root), "abc.xml")
-	if b, err := os.ReadFile(seeded); err != nil || string(b) != "<qemuCaps/>" {
-		t.Errorf("cache not seeded: %q, %v", b, err)
+}
+
+// TestCapabilitiesSeed writes a seed from a root's cache, as the image
+// build does, and seeds fresh roots from it: the ctimes are those of the
+// files where they are now while the files are the probed ones (same size
+// and mtime), and left alone, for libvirt to re-probe, once a file differs.
+func TestCapabilitiesSeed(t *testing.T) {
+	dir := t.TempDir()
+	emulator := filepath.Join(dir, "qemu-system-x86_64")
+	module := filepath.Join(dir, "libvirt_driver_qemu.so")
+	os.WriteFile(emulator, []byte("qemu"), 0o755)
+	os.WriteFile(module, []byte("module"), 0o644)
+	t.Setenv("LIBVIRT_DRIVER_DIR", dir)
+	entry := fmt.Sprintf("<qemuCaps>\n  <emulator>%s</emulator>\n  <qemuctime>1</qemuctime>\n  <qemumoddirmtime>5</qemumoddirmtime>\n  <selfctime>2</selfctime>\n  <selfvers>9000000</selfvers>\n</qemuCaps>\n", emulator)
+
+	probed := filepath.Join(dir, "probed")
+	os.MkdirAll(capsCacheDir(probed), 0o700)
+	os.WriteFile(filepath.Join(capsCacheDir(probed), "abc.xml"), []byte(entry), 0o600)
+	os.WriteFile(filepath.Join(capsCacheDir(probed), "ignored.txt"), []byte("x"), 0o600)
+	seed := filepath.Join(dir, "seed")
+	if n, err := WriteCapabilitiesSeed(probed, seed); err != nil || n != 1 {
+		t.Fatalf("WriteCapabilitiesSeed = %d, %v; want 1 entry", n, err)
 	}
-	if _, err := os.Stat(filepath.Join(capsCacheDir(root), "ignored.txt")); !os.IsNotExist(err) {
-		t.Errorf("non-XML file copied into the cache")
+	if _, err := os.Stat(filepath.Join(seed, "ignored.txt")); !os.IsNotExist(err) {
+		t.Errorf("a non-XML file went into the seed")
 	}
-	// Unchanged entries are not rewritten; new ones are saved back.
-	if n, err := SaveCapabilitiesCache(root, shared); err != nil || n != 0 {
-		t.Errorf("SaveCapabilitiesCache of an unchanged cache = %d, %v; want 0", n, err)
+
+	ctime := func(p string) string {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(st.Ctim.Sec)
 	}
-	os.WriteFile(filepath.Join(capsCacheDir(root), "def.xml"), []byte("<new/>"), 0o644)
-	if n, err := SaveCapabilitiesCache(root, shared); err != nil || n != 1 {
-		t.Errorf("SaveCapabilitiesCache = %d, %v; want 1", n, err)
+	seedRoot := func(name string) (string, int) {
+		root := filepath.Join(dir, name)
+		seeded, err := SeedCapabilities(seed, root)
+		if err != nil || seeded.Copied != 1 {
+			t.Fatalf("SeedCapabilities = %+v, %v; want 1 entry", seeded, err)
+		}
+		b, err := os.ReadFile(filepath.Join(capsCacheDir(root), "abc.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seeded.Kept() != 1 {
+			t.Errorf("Kept = %d right after seeding, want 1", seeded.Kept())
+		}
+		// libvirt re-probing rewrites the entry: no longer kept.
+		os.WriteFile(filepath.Join(capsCacheDir(root), "abc.xml"), []byte("<qemuCaps>probed</qemuCaps>"), 0o600)
+		if seeded.Kept() != 0 {
+			t.Errorf("Kept = %d after the entry was rewritten, want 0", seeded.Kept())
+		}
+		return string(b), seeded.Vouched
 	}
-	if b, _ := os.ReadFile(filepath.Join(shared, "def.xml")); string(b) != "<new/>" {
-		t.Errorf("shared cache lacks the new entry")
+
+	got, vouched := seedRoot("same")
+	want := strings.NewReplacer("<qemuctime>1<", "<qemuctime>"+ctime(emulator)+"<",
+		"<selfctime>2<", "<selfctime>"+ctime(module)+"<").Replace(entry)
+	if vouched != 1 || got != want {
+		t.Errorf("seeded from the probed files: vouched %d, entry\n%s\nwant\n%s", vouched, got, want)
 	}
-	if n, err := SaveCapabilitiesCache(root, ""); n != 0 || err != nil {
-		t.Errorf("without a shared cache: %d, %v", n, err)
+
+	// Another emulator binary (same size, other mtime): libvirt must see
+	// the probe's ctimes, which do not fit, and probe again.
+	if err := os.Chtimes(emulator, time.Now(), time.Unix(12345, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got, vouched := seedRoot("changed"); vouched != 0 || got != entry {
+		t.Errorf("seeded after the emulator changed: vouched %d, entry\n%s\nwant it unchanged", vouched, got)
+	}
+
+	// Without a manifest nothing is vouched for.
+	os.Remove(filepath.Join(seed, SeedManifestName))
+	if got, vouched := seedRoot("nomanifest"); vouched != 0 || got != entry {
+		t.Errorf("seeded without a manifest: vouched %d, entry\n%s", vouched, got)
+	}
+
+	// No seed at all: nothing copied, no error.
+	if seeded, err := SeedCapabilities(filepath.Join(dir, "missing"), filepath.Join(dir, "r")); seeded.Copied != 0 || err != nil {
+		t.Errorf("SeedCapabilities of a missing seed = %+v, %v", seeded, err)
 	}
 }
 

@@ -39,18 +39,12 @@ const (
 	// ToolsDir is where ToolsVolume is mounted.
 	ToolsDir = "/var/run/virt-tools"
 
-	// CapabilitiesCacheVolume is an optional hostPath volume shared by the
-	// launchers of a node: the embedded libvirt's cache of QEMU's
-	// capabilities. Probing QEMU costs ~8 s on a fresh libvirt root; a launcher
-	// seeds its root from here and writes fresh entries back. Without the
-	// volume every launcher probes. The host directory must be writable by
-	// the launcher's user.
-	CapabilitiesCacheVolume = "virt-capabilities-cache"
-	// CapabilitiesCacheDir is where CapabilitiesCacheVolume is mounted.
-	CapabilitiesCacheDir = "/var/run/virt-capabilities-cache"
-	// CapabilitiesCacheHostPath is the node directory behind
-	// CapabilitiesCacheVolume.
-	CapabilitiesCacheHostPath = "/var/lib/virt/launcher-capabilities-cache"
+	// CapabilitiesSeedDir is where the launcher image keeps the QEMU
+	// capabilities libvirt cached when the image was built, read-only
+	// (launcher/hypervisor.SeedCapabilities): a launcher seeds its private
+	// libvirt root from it instead of probing QEMU for seconds. Nothing of
+	// it is on the node or shared between pods.
+	CapabilitiesSeedDir = "/usr/share/virt-launcher/capabilities-seed"
 
 	// SecretDirRoot is the parent of the mounts of cloud-init secrets: the
 	// secretRef of volume V at UserDataSecretDir and its

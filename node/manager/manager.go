@@ -28,7 +28,6 @@ import (
 	"kubevirt.dev/virt/node/deviceplugin"
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
-	"kubevirt.dev/virt/node/hostpath"
 	"kubevirt.dev/virt/node/monitor"
 	"kubevirt.dev/virt/node/network"
 	"kubevirt.dev/virt/node/network/bridge"
@@ -46,11 +45,6 @@ const nodeNameField = "status.nodeName"
 // marked unschedulable; the guests keep running.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
-	// Before the heartbeat makes the node schedulable: no launcher starts
-	// here before the directories it writes are its own.
-	if err := o.prepareHostPaths(logger); err != nil {
-		return err
-	}
 	stopDevicePlugin, err := o.runTunDevicePlugin(ctx)
 	if err != nil {
 		return err
@@ -214,22 +208,6 @@ func (o *Options) runTunDevicePlugin(ctx context.Context) (stop func(), err erro
 		plugin.Run(ctx)
 	}()
 	return func() { cancel(); <-done }, nil
-}
-
-// prepareHostPaths hands the launchers' writable hostPath directories to
-// their user: the kubelet creates them root's and 0755.
-func (o *Options) prepareHostPaths(logger klog.Logger) error {
-	if o.LauncherCapabilitiesCacheDir == "" || o.LauncherRunAsUser < 0 {
-		return nil
-	}
-	id := int(o.LauncherRunAsUser)
-	res, err := hostpath.Prepare(o.LauncherCapabilitiesCacheDir, hostpath.Owner{UID: id, GID: id}, 0o700)
-	if err != nil {
-		return fmt.Errorf("prepare the launchers' capabilities cache: %w", err)
-	}
-	logger.Info("Launchers' capabilities cache ready", "dir", o.LauncherCapabilitiesCacheDir, "owner", id, "mode", "0700",
-		"created", res.Created, "chowned", res.Chowned, "chmoded", res.Chmoded)
-	return nil
 }
 
 // serve answers /healthz (the process serves), /readyz (its caches are

@@ -37,12 +37,8 @@ type Options struct {
 	// LauncherUnreachableAfter: see virtualmachineinstance.Config.
 	LauncherUnreachableAfter time.Duration
 
-	// LauncherCapabilitiesCacheDir is the node's QEMU capabilities cache of the
-	// launchers (their hostPath, as mounted here); empty: not prepared.
-	LauncherCapabilitiesCacheDir string
 	// LauncherRunAsUser is the launchers' UID and GID (virt-controller's
-	// flag of the same name); -1: the image's user, the directory is left
-	// as it is.
+	// flag of the same name); -1: the image's user.
 	LauncherRunAsUser int64
 
 	// DevicePluginDir is the kubelet's device-plugin directory as mounted
@@ -87,26 +83,25 @@ const DefaultTunDevices = 110
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		NodeName:                     os.Getenv("NODE_NAME"),
-		KubeletRoot:                  "/var/lib/kubelet",
-		Options:                      apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 20, Burst: 40},
-		HeartbeatInterval:            heartbeat.DefaultInterval,
-		Workers:                      3,
-		LauncherCallTimeout:          monitor.DefaultConfig.CallTimeout,
-		LauncherSyncTimeout:          monitor.DefaultConfig.SyncTimeout,
-		LauncherUnreachableAfter:     time.Minute,
-		LauncherCapabilitiesCacheDir: layout.CapabilitiesCacheHostPath,
-		LauncherRunAsUser:            layout.DefaultRunAsUser,
-		DevicePluginDir:              deviceplugin.KubeletDir,
-		TunDevices:                   DefaultTunDevices,
-		BindAddress:                  ":8186",
-		GuestAccessAddress:           ":8187",
-		GuestAccessClientCAFile:      "/etc/virt-handler/guest-access/ca.crt",
-		GuestAccessCertStoreDir:      "/var/lib/virt-handler/guest-access",
-		GuestAccessCertLifetime:      guestaccess.DefaultCertificateLifetime,
-		PodIPs:                       podIPs(os.Getenv("POD_IPS")),
-		GuestAccessClientName:        guestaccess.DefaultClientName,
-		Logs:                         logsapi.NewLoggingConfiguration(),
+		NodeName:                 os.Getenv("NODE_NAME"),
+		KubeletRoot:              "/var/lib/kubelet",
+		Options:                  apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 20, Burst: 40},
+		HeartbeatInterval:        heartbeat.DefaultInterval,
+		Workers:                  3,
+		LauncherCallTimeout:      monitor.DefaultConfig.CallTimeout,
+		LauncherSyncTimeout:      monitor.DefaultConfig.SyncTimeout,
+		LauncherUnreachableAfter: time.Minute,
+		LauncherRunAsUser:        layout.DefaultRunAsUser,
+		DevicePluginDir:          deviceplugin.KubeletDir,
+		TunDevices:               DefaultTunDevices,
+		BindAddress:              ":8186",
+		GuestAccessAddress:       ":8187",
+		GuestAccessClientCAFile:  "/etc/virt-handler/guest-access/ca.crt",
+		GuestAccessCertStoreDir:  "/var/lib/virt-handler/guest-access",
+		GuestAccessCertLifetime:  guestaccess.DefaultCertificateLifetime,
+		PodIPs:                   podIPs(os.Getenv("POD_IPS")),
+		GuestAccessClientName:    guestaccess.DefaultClientName,
+		Logs:                     logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -123,10 +118,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LauncherSyncTimeout, "launcher-sync-timeout", o.LauncherSyncTimeout, "timeout of a launcher's Sync (prepares volumes, starts QEMU)")
 	fs.DurationVar(&o.LauncherUnreachableAfter, "launcher-unreachable-after", o.LauncherUnreachableAfter,
 		"a launcher silent for this long gets a warning event; a VMI being deleted is then released without a confirmed shutdown")
-	fs.StringVar(&o.LauncherCapabilitiesCacheDir, "launcher-capabilities-cache-dir", o.LauncherCapabilitiesCacheDir,
-		"the launchers' shared QEMU capabilities cache on this node (their hostPath, as mounted here), handed to --launcher-run-as-user at start; empty: left alone")
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
-		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user, the cache directory is not changed")
+		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir,
 		"the kubelet's device-plugin directory as seen by this process (kubelet.sock; the tun device plugin's socket is made there)")
 	fs.IntVar(&o.TunDevices, "tun-devices", o.TunDevices,

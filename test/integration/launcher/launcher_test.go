@@ -290,8 +290,8 @@ func testKill(t *testing.T) {
 }
 
 // BenchmarkStartToReady measures a launcher's start, from exec to its ready
-// file, with the node's capabilities cache warm (the first launcher of the
-// run fills it before the timer starts).
+// file, seeded with QEMU's capabilities as from its image (TestMain writes
+// the seed).
 func BenchmarkStartToReady(b *testing.B) {
 	l := startLauncher(b, guestVMI("bench", 30))
 	l.cmd.Process.Signal(syscall.SIGTERM)

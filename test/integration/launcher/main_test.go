@@ -34,9 +34,10 @@ var (
 	guestDir string
 	// launcherBin is the virt-launcher built for this run.
 	launcherBin string
-	// capsCache is the capabilities cache shared by this run's launchers,
-	// as a node's hostPath would be. The first launcher fills it.
-	capsCache string
+	// capsSeed is the QEMU capabilities seed of this run's launchers,
+	// written once by virt-launcher --write-capabilities-seed as the launcher
+	// image's build does, and read-only for them.
+	capsSeed string
 )
 
 func TestMain(m *testing.M) {
@@ -66,7 +67,7 @@ func run(m *testing.M) int {
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	// The launcher's user must reach the shared capabilities cache in here.
+	// The launcher's user must reach the capabilities seed in here.
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fail("%v", err)
 	}
@@ -76,9 +77,24 @@ func run(m *testing.M) int {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fail("build virt-launcher: %v\n%s", err, out)
 	}
-	capsCache = filepath.Join(tmp, "capabilities-cache")
-	if err := os.Mkdir(capsCache, 0o755); err != nil {
-		return fail("%v", err)
+	capsSeed = filepath.Join(tmp, "capabilities-seed")
+	name, argv := launcherBin, []string{"--write-capabilities-seed", capsSeed}
+	if os.Geteuid() == 0 {
+		// As the launchers run: libvirt's entries of root and of other
+		// users differ.
+		if err := os.Mkdir(capsSeed, 0o755); err != nil {
+			return fail("%v", err)
+		}
+		if err := os.Chown(capsSeed, podUID, podUID); err != nil {
+			return fail("%v", err)
+		}
+		name, argv = "setpriv", append([]string{fmt.Sprintf("--reuid=%d", podUID), fmt.Sprintf("--regid=%d", podUID),
+			"--clear-groups", "--no-new-privs", launcherBin}, argv...)
+	}
+	seed := exec.Command(name, argv...)
+	seed.Dir = tmp
+	if out, err := seed.CombinedOutput(); err != nil {
+		return fail("write the capabilities seed: %v\n%s", err, out)
 	}
 	return m.Run()
 }
@@ -131,14 +147,13 @@ func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 		"--vmi-namespace", vmi.Namespace, "--vmi-name", vmi.Name, "--vmi-uid", string(vmi.UID),
 		"--grace-period-seconds", fmt.Sprint(*vmi.Spec.TerminationGracePeriodSeconds),
 		"--private-dir", private, "--disks-dir", filepath.Join(dir, "d"), "--pvc-dir", filepath.Join(dir, "v"),
-		"--kernel-boot-dir", kernelBoot, "--capabilities-cache-dir", capsCache, "--linger", "1s",
+		"--kernel-boot-dir", kernelBoot, "--capabilities-seed-dir", capsSeed, "--linger", "1s",
 	}
 	name, argv := launcherBin, args
 	if os.Geteuid() == 0 && !asRoot(t) {
 		// A launcher pod runs as a non-root user with ALL capabilities
 		// dropped; so does this test.
 		chownTree(t, dir, podUID)
-		chownTree(t, capsCache, podUID)
 		name, argv = "setpriv", append([]string{
 			fmt.Sprintf("--reuid=%d", podUID), fmt.Sprintf("--regid=%d", podUID), "--clear-groups",
 			"--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", launcherBin}, args...)
