@@ -83,7 +83,7 @@ func Run(ctx context.Context, o *Options) error {
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
 		NodeName:         o.NodeName,
-		KubeletRoot:      o.KubeletRoot,
+		PodFiles:         o.podFiles(),
 		Monitor:          mon,
 		UnreachableAfter: o.LauncherUnreachableAfter,
 		// The node's network plugins, by the binding they implement.
@@ -143,10 +143,10 @@ func (o *Options) serveGuestAccess(ctx context.Context, ctrl *virtualmachineinst
 		return nil, fmt.Errorf("listen for guest access: %w", err)
 	}
 	srv := guestaccess.New(guestaccess.Config{
-		NodeName:    o.NodeName,
-		KubeletRoot: o.KubeletRoot,
-		ClientName:  o.GuestAccessClientName,
-		VMIs:        vmis.Virtualization().V1().VirtualMachineInstances().Lister(),
+		NodeName:   o.NodeName,
+		PodFiles:   o.podFiles(),
+		ClientName: o.GuestAccessClientName,
+		VMIs:       vmis.Virtualization().V1().VirtualMachineInstances().Lister(),
 		// Indexed by VMI UID by the controller.
 		Pods:      pods.Core().V1().Pods().Informer().GetIndexer(),
 		HasSynced: ctrl.HasSynced,

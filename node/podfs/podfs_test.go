@@ -462,4 +462,3 @@ func serveAs(v string) {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	ln.Close()
 }
-
