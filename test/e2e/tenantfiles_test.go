@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ func TestTenantCannotHurtTheHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	cgroup := containerCgroup(t, hpid)
-	ooms := oomKills(t, cgroup)
+	ooms := cgroup.oomKills(t)
 	secrets := secretsOf(t, hpid)
 
 	// The tenant's VMIs: a bystander and one victim per attack, created by
@@ -200,16 +201,14 @@ func TestTenantCannotHurtTheHandler(t *testing.T) {
 		if got := framework.RestartCount(now, "virt-handler"); got != restarts {
 			t.Errorf("virt-handler restarted: %d restarts, %d before the attacks", got, restarts)
 		}
-		if got := oomKills(t, cgroup); got != ooms {
+		if got := cgroup.oomKills(t); got != ooms {
 			t.Errorf("the kernel OOM-killed in virt-handler's container: oom_kill %d, %d before", got, ooms)
 		}
-		cur := cgroupValue(t, cgroup, "memory.current")
+		cur := cgroup.current(t)
 		if cur > handlerMemoryBound {
 			t.Errorf("virt-handler uses %d MiB after the attacks, more than %d MiB", cur>>20, handlerMemoryBound>>20)
 		}
-		if peak, err := os.ReadFile(filepath.Join(cgroup, "memory.peak")); err == nil {
-			t.Logf("virt-handler's container: %d MiB now, %s bytes at its peak since it started (limit 256 MiB)", cur>>20, strings.TrimSpace(string(peak)))
-		}
+		t.Logf("virt-handler's container: %d MiB now, %d MiB at its peak since it started (-1: unknown; limit 256 MiB)", cur>>20, cgroup.peak(t)>>20)
 	})
 
 	t.Run("the bystander keeps running", func(t *testing.T) {
@@ -259,39 +258,68 @@ func handlerPod(t *testing.T) *corev1.Pod {
 	return &pods.Items[0]
 }
 
-// containerCgroup is the cgroup (v2) directory of a process.
-func containerCgroup(t *testing.T, pid int) string {
+// memoryCgroup is the memory cgroup of a process: v1's memory controller
+// where the node mounts it (this one does), else the v2 unified hierarchy.
+type memoryCgroup struct {
+	dir string
+	v1  bool
+}
+
+func containerCgroup(t *testing.T, pid int) memoryCgroup {
 	t.Helper()
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var unified string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			return filepath.Join("/sys/fs/cgroup", p)
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if slices.Contains(strings.Split(f[1], ","), "memory") {
+			return memoryCgroup{dir: filepath.Join("/sys/fs/cgroup/memory", f[2]), v1: true}
+		}
+		if f[0] == "0" {
+			unified = f[2]
 		}
 	}
-	t.Fatalf("no cgroup v2 path for pid %d in %q", pid, data)
-	return ""
+	if unified == "" {
+		t.Fatalf("no memory cgroup for pid %d in %q", pid, data)
+	}
+	return memoryCgroup{dir: filepath.Join("/sys/fs/cgroup", unified)}
 }
 
-func cgroupValue(t *testing.T, dir, file string) int64 {
+// current is the cgroup's memory use now.
+func (c memoryCgroup) current(t *testing.T) int64 {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, file))
-	if err != nil {
-		t.Fatal(err)
+	if c.v1 {
+		return c.value(t, "memory.usage_in_bytes")
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		t.Fatalf("%s/%s: %v", dir, file, err)
+	return c.value(t, "memory.current")
+}
+
+// peak is the cgroup's highest memory use, -1 if the kernel does not say.
+func (c memoryCgroup) peak(t *testing.T) int64 {
+	t.Helper()
+	file := "memory.peak"
+	if c.v1 {
+		file = "memory.max_usage_in_bytes"
 	}
-	return v
+	if _, err := os.Stat(filepath.Join(c.dir, file)); err != nil {
+		return -1
+	}
+	return c.value(t, file)
 }
 
 // oomKills is the cgroup's count of processes the OOM killer killed.
-func oomKills(t *testing.T, dir string) int64 {
+func (c memoryCgroup) oomKills(t *testing.T) int64 {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "memory.events"))
+	file := "memory.events"
+	if c.v1 {
+		file = "memory.oom_control"
+	}
+	data, err := os.ReadFile(filepath.Join(c.dir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +329,21 @@ func oomKills(t *testing.T, dir string) int64 {
 			return n
 		}
 	}
+	t.Fatalf("no oom_kill count in %s/%s", c.dir, file)
 	return 0
+}
+
+func (c memoryCgroup) value(t *testing.T, file string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		t.Fatalf("%s/%s: %v", c.dir, file, err)
+	}
+	return v
 }
 
 // secretsOf collects pieces of the files the attacks link to, as the
