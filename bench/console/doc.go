@@ -10,6 +10,6 @@
 // The keystroke and echo logic (echo.go) and the statistics (stats.go)
 // work on any byte stream and are tested without a cluster; run.go owns
 // the VMI and the two connections. It must not import the product's
-// node or handler internals beyond node/socket, the same dial
+// node or handler internals beyond node/podfs, the same dial
 // virt-handler uses, and virtctl/stream, the client's.
 package console

@@ -21,7 +21,7 @@ import (
 	"kubevirt.dev/virt/bench/startup"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	"kubevirt.dev/virt/launcher/layout"
-	"kubevirt.dev/virt/node/socket"
+	"kubevirt.dev/virt/node/podfs"
 	"kubevirt.dev/virt/virtctl/stream"
 )
 
@@ -95,7 +95,7 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	env.Logf("console: VMI %s/%s is up; %d keystrokes per path in %d blocks", Namespace, vmi.Name, o.Keystrokes, o.Blocks)
 	paths := []path{
 		{Direct, func(ctx context.Context) (io.ReadWriteCloser, error) {
-			return socket.Dial(ctx, layout.SerialSocket(privateDir))
+			return privateDir.Dial(ctx, layout.SerialSocketName)
 		}},
 		{Aggregator, func(ctx context.Context) (io.ReadWriteCloser, error) {
 			return stream.Dial(ctx, env.Config, Namespace, vmi.Name, "console")
@@ -168,7 +168,7 @@ func readVMI(file string) (*virtv1.VirtualMachineInstance, error) {
 
 // waitReady waits until the VMI is Running and its guest printed the ready
 // marker, and returns its launcher pod's private directory on this node.
-func waitReady(ctx context.Context, env Env, vmi *virtv1.VirtualMachineInstance, timeout time.Duration) (string, error) {
+func waitReady(ctx context.Context, env Env, vmi *virtv1.VirtualMachineInstance, timeout time.Duration) (podfs.Dir, error) {
 	var pod *corev1.Pod
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -191,11 +191,14 @@ func waitReady(ctx context.Context, env Env, vmi *virtv1.VirtualMachineInstance,
 		return true, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("VMI %s/%s Running (last: %s): %w", Namespace, vmi.Name, last, err)
+		return podfs.Dir{}, fmt.Errorf("VMI %s/%s Running (last: %s): %w", Namespace, vmi.Name, last, err)
 	}
-	dir := layout.HostPrivateDir(env.KubeletRoot, string(pod.UID))
+	// As virt-handler dials it: the launchers run as uid 107 unless the
+	// cluster says otherwise; any uid but root is accepted here.
+	privateDir := podfs.Pods{KubeletRoot: env.KubeletRoot, LauncherUID: podfs.AnyLauncherUID}.PrivateDir(string(pod.UID))
+	dir := privateDir.String()
 	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("launcher pod %s on node %s: its private directory is not on this machine: %w", pod.Name, pod.Spec.NodeName, err)
+		return podfs.Dir{}, fmt.Errorf("launcher pod %s on node %s: its private directory is not on this machine: %w", pod.Name, pod.Spec.NodeName, err)
 	}
 	serial := layout.SerialLog(dir)
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
@@ -203,7 +206,7 @@ func waitReady(ctx context.Context, env Env, vmi *virtv1.VirtualMachineInstance,
 		return err == nil && strings.Contains(string(b), startup.Marker), nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("%s in %s: %w", startup.Marker, serial, err)
+		return podfs.Dir{}, fmt.Errorf("%s in %s: %w", startup.Marker, serial, err)
 	}
-	return dir, nil
+	return privateDir, nil
 }

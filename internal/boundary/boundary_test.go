@@ -103,6 +103,7 @@ var rules = []rule{
 
 	// Small leaves that stand alone.
 	{doc: "node/socket", covers: []string{"node/socket"}, forbid: platform},
+	{doc: "node/podfs", covers: []string{"node/podfs"}, forbid: platform, allow: []string{"launcher/layout"}},
 	{doc: "controllers/expectation", covers: []string{"controllers/expectation"}, forbid: platform},
 
 	// KubeVirt's manifests and what the platform does with them, for any test.

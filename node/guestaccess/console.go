@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kubevirt.dev/virt/launcher/layout"
-	"kubevirt.dev/virt/node/socket"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // dialTimeout bounds connecting to QEMU's socket.
@@ -45,7 +45,7 @@ func (s *Server) console(w http.ResponseWriter, r *http.Request) {
 		logger.V(2).Info("Console taken over before it was connected")
 		return
 	}
-	conn, err := dial(r.Context(), layout.SerialSocket(t.privateDir))
+	conn, err := dial(r.Context(), t.privateDir, layout.SerialSocketName)
 	if err != nil {
 		writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the serial console of VMI %s is not reachable: %v", t.vmi.Name, err)))
 		return
@@ -70,7 +70,7 @@ func (s *Server) vnc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	logger := klog.LoggerWithValues(klog.FromContext(r.Context()), "vmi", t.String(), "stream", "vnc")
-	conn, err := dial(r.Context(), layout.VNCSocket(t.privateDir))
+	conn, err := dial(r.Context(), t.privateDir, layout.VNCSocketName)
 	if err != nil {
 		writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the VNC server of VMI %s is not reachable (no graphics device?): %v", t.vmi.Name, err)))
 		return
@@ -92,10 +92,17 @@ func (s *Server) stream(logger klog.Logger, w http.ResponseWriter, r *http.Reque
 	logger.Info("Stream closed", "why", why)
 }
 
-func dial(ctx context.Context, path string) (net.Conn, error) {
+// dial connects to QEMU's socket name in the pod's private directory. QEMU
+// runs as the launcher: podfs refuses any other file or peer, so a tenant
+// cannot have the console stream another socket of the node.
+func dial(ctx context.Context, privateDir podfs.Dir, name string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	return socket.Dial(ctx, path)
+	conn, err := privateDir.Dial(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // closeAt sends a close frame and closes ws.

@@ -4,13 +4,17 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/sys/unix"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -269,5 +273,56 @@ func TestServeClosesStreamsOnShutdown(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// TestStreamsRefuseWhatIsNotQEMUs: a tenant who replaces the console or VNC
+// socket in the pod's directory must not have the handler stream another
+// socket of the node (here a "host" socket outside the kubelet root), nor
+// hang on a FIFO: the stream is refused with 503 and the outside socket is
+// never connected to.
+func TestStreamsRefuseWhatIsNotQEMUs(t *testing.T) {
+	f := newFixture(t)
+	hostSocket := filepath.Join(t.TempDir(), "containerd.sock")
+	host := listenSocket(t, hostSocket, "host", false)
+	tests := []struct {
+		name, sub, file string
+		plant           func(t *testing.T, path string)
+	}{
+		{name: "console as a symlink to a host socket", sub: "console", file: layout.SerialSocketName, plant: func(t *testing.T, path string) {
+			if err := os.Symlink(hostSocket, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "VNC as a symlink to a host socket", sub: "vnc", file: layout.VNCSocketName, plant: func(t *testing.T, path string) {
+			if err := os.Symlink(hostSocket, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "console as a FIFO", sub: "console", file: layout.SerialSocketName, plant: func(t *testing.T, path string) {
+			if err := unix.Mkfifo(path, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "VNC as a regular file", sub: "vnc", file: layout.VNCSocketName, plant: func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("RFB 003.008\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("vm%d", i)
+			g := f.addVMI(name, virtv1.Running)
+			tt.plant(t, filepath.Join(g.privateDir, tt.file))
+			ws, st := f.dialStream(f.url("wss", "ns", name, tt.sub, string(g.vmi.UID)))
+			if ws != nil || st == nil || st.Code != http.StatusServiceUnavailable {
+				t.Fatalf("stream = %v, %+v; want 503", ws, st)
+			}
+			t.Logf("refused: %s", st.Message)
+		})
+	}
+	if accepted, _ := host.counts(); accepted != 0 {
+		t.Errorf("the host socket was connected to %d times", accepted)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/podfs"
 	"kubevirt.dev/virt/node/socket"
 )
 
@@ -72,13 +73,13 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(f.mon.Close)
 	f.client = f.ca.Issue(t, DefaultClientName, x509.ExtKeyUsageClientAuth)
 	f.server = New(Config{
-		NodeName:    nodeName,
-		KubeletRoot: f.kubeletRoot,
-		ClientName:  DefaultClientName,
-		VMIs:        virtlisters.NewVirtualMachineInstanceLister(f.vmis),
-		Pods:        f.pods,
-		HasSynced:   f.synced.Load,
-		Launchers:   f.mon,
+		NodeName:   nodeName,
+		PodFiles:   f.podFiles(),
+		ClientName: DefaultClientName,
+		VMIs:       virtlisters.NewVirtualMachineInstanceLister(f.vmis),
+		Pods:       f.pods,
+		HasSynced:  f.synced.Load,
+		Launchers:  f.mon,
 	})
 	serving := f.servingCA.Issue(t, nodeName, x509.ExtKeyUsageServerAuth, nodeName)
 	caFile := filepath.Join(testpki.WriteDir(t, f.ca, f.client), testpki.CAFile)
@@ -149,13 +150,18 @@ func (f *fixture) addVMI(name string, phase virtv1.VirtualMachineInstancePhase) 
 	return &guest{vmi: vmi, pod: pod, privateDir: dir}
 }
 
+// podFiles is where the fixture's launchers are; they serve as this process.
+func (f *fixture) podFiles() podfs.Pods {
+	return podfs.Pods{KubeletRoot: f.kubeletRoot, LauncherUID: int64(os.Getuid())}
+}
+
 // launch starts a fake launcher for g, watched as the VMI controller
 // watches it, with a running domain.
 func (f *fixture) launch(g *guest) (*fakelauncher.Server, *monitor.Launcher) {
 	f.t.Helper()
 	fake := fakelauncher.Start(f.t, g.privateDir, g.vmi)
 	l, err := f.mon.Watch(monitor.Target{PodUID: g.pod.UID, VMIKey: "ns/" + g.vmi.Name, VMIUID: g.vmi.UID,
-		Socket: layout.LauncherSocket(g.privateDir)})
+		PrivateDir: f.podFiles().PrivateDir(string(g.pod.UID))})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	virtlisters "kubevirt.dev/virt/generated/listers/virtualization/v1"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // Subprotocol is the WebSocket subprotocol of the streams: binary messages
@@ -38,9 +39,9 @@ type Launchers interface {
 type Config struct {
 	// NodeName is this node: a VMI of another node is unknown here.
 	NodeName string
-	// KubeletRoot is the kubelet's root directory as this process sees it;
-	// the launchers' sockets are below it (launcher/layout.HostPrivateDir).
-	KubeletRoot string
+	// PodFiles is where the launchers' console and VNC sockets are (below
+	// the kubelet's root directory) and which uid serves them.
+	PodFiles podfs.Pods
 	// ClientName is the only client certificate common name served
 	// (DefaultClientName).
 	ClientName string

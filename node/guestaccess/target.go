@@ -10,7 +10,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/internal/vmipod"
-	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 var vmiResource = virtv1.Resource("virtualmachineinstances")
@@ -20,7 +20,7 @@ type target struct {
 	vmi *virtv1.VirtualMachineInstance
 	pod *corev1.Pod
 	// privateDir is the launcher pod's PrivateVolume on the host.
-	privateDir string
+	privateDir podfs.Dir
 }
 
 func (t *target) String() string { return t.vmi.Namespace + "/" + t.vmi.Name }
@@ -55,7 +55,7 @@ func (s *Server) find(r *http.Request) (*target, error) {
 	if pod == nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no running launcher pod of VMI %s on node %s", name, s.cfg.NodeName))
 	}
-	return &target{vmi: vmi, pod: pod, privateDir: layout.HostPrivateDir(s.cfg.KubeletRoot, string(pod.UID))}, nil
+	return &target{vmi: vmi, pod: pod, privateDir: s.cfg.PodFiles.PrivateDir(string(pod.UID))}, nil
 }
 
 // launcherPod is the VMI's active launcher pod on this node, as the VMI

@@ -78,7 +78,7 @@ func Run(ctx context.Context, o *Options) error {
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
 		NodeName:         o.NodeName,
-		KubeletRoot:      o.KubeletRoot,
+		PodFiles:         o.podFiles(),
 		Monitor:          mon,
 		UnreachableAfter: o.LauncherUnreachableAfter,
 		// The node's network plugins, by the binding they implement.
@@ -161,10 +161,10 @@ func (o *Options) serveGuestAccess(ctx context.Context, kube kubernetes.Interfac
 	}
 	certs.Start()
 	srv := guestaccess.New(guestaccess.Config{
-		NodeName:    o.NodeName,
-		KubeletRoot: o.KubeletRoot,
-		ClientName:  o.GuestAccessClientName,
-		VMIs:        vmis.Virtualization().V1().VirtualMachineInstances().Lister(),
+		NodeName:   o.NodeName,
+		PodFiles:   o.podFiles(),
+		ClientName: o.GuestAccessClientName,
+		VMIs:       vmis.Virtualization().V1().VirtualMachineInstances().Lister(),
 		// Indexed by VMI UID by the controller.
 		Pods:      pods.Core().V1().Pods().Informer().GetIndexer(),
 		HasSynced: ctrl.HasSynced,

@@ -17,6 +17,7 @@ import (
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // Options are virt-handler's flags.
@@ -119,7 +120,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LauncherUnreachableAfter, "launcher-unreachable-after", o.LauncherUnreachableAfter,
 		"a launcher silent for this long gets a warning event; a VMI being deleted is then released without a confirmed shutdown")
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
-		"UID and GID of the launchers (as virt-controller's flag); -1: the launcher image's user")
+		"UID and GID of the launchers (as virt-controller's flag), the only user whose sockets in launcher pods the handler dials; -1: the launcher image's user, and any socket owner but root is accepted; 0 is refused")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir,
 		"the kubelet's device-plugin directory as seen by this process (kubelet.sock; the tun device plugin's socket is made there)")
 	fs.IntVar(&o.TunDevices, "tun-devices", o.TunDevices,
@@ -138,6 +139,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"the only common name of a client certificate guest access serves")
 
 	logsapi.AddFlags(o.Logs, fs)
+}
+
+// podFiles is how the handler reaches the launchers' files: below the
+// kubelet's root, served by the launchers' uid (with -1, any uid but root
+// that owns the socket file).
+func (o *Options) podFiles() podfs.Pods {
+	return podfs.Pods{KubeletRoot: o.KubeletRoot, LauncherUID: o.LauncherRunAsUser}
 }
 
 // Validate reports flags that cannot work together and applies the
@@ -163,6 +171,11 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--heartbeat-interval must be positive")
 	case o.LauncherRunAsUser < -1:
 		return fmt.Errorf("--launcher-run-as-user must be a UID or -1")
+	case o.LauncherRunAsUser == 0:
+		// A socket served by root in a pod's directory is never a
+		// launcher's: it is how a tenant would point the handler at a
+		// host daemon (node/podfs).
+		return fmt.Errorf("--launcher-run-as-user must not be 0: the handler refuses launcher sockets served by root")
 	case o.LauncherCallTimeout <= 0 || o.LauncherSyncTimeout <= 0 || o.LauncherUnreachableAfter <= 0:
 		return fmt.Errorf("launcher timeouts must be positive")
 	case o.TunDevices < 0:

@@ -22,6 +22,7 @@ func TestOptions(t *testing.T) {
 		{name: "no kubelet root", env: "node-1", args: []string{"--kubelet-root="}, wantErr: "--kubelet-root"},
 		{name: "launchers as the image's user", env: "node-1", args: []string{"--launcher-run-as-user=-1"}},
 		{name: "no launcher user", env: "node-1", args: []string{"--launcher-run-as-user=-2"}, wantErr: "--launcher-run-as-user"},
+		{name: "launchers as root", env: "node-1", args: []string{"--launcher-run-as-user=0"}, wantErr: "must not be 0"},
 		{name: "no sync timeout", env: "node-1", args: []string{"--launcher-sync-timeout=0s"}, wantErr: "timeouts"},
 		{name: "guest access without a client CA", env: "node-1", args: []string{"--guest-access-client-ca-file="}, wantErr: "--guest-access-client-ca-file"},
 		{name: "guest access without a certificate store", env: "node-1", args: []string{"--guest-access-cert-store-dir="}, wantErr: "--guest-access-cert-store-dir"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
-	"kubevirt.dev/virt/node/socket"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // State is what the monitor knows of one launcher. Its messages are shared:
@@ -51,6 +52,10 @@ func Ended(d *apiv1.Domain) bool {
 	return d.GetStopReason() != apiv1.StopReason_STOP_REASON_UNSPECIFIED
 }
 
+// LauncherSocketName is the launcher's socket below its pod's private
+// directory.
+var LauncherSocketName = filepath.Join(layout.SocketDirName, layout.LauncherSocketName)
+
 // Launcher is the connection to one launcher.
 type Launcher struct {
 	target  Target
@@ -67,11 +72,10 @@ type Launcher struct {
 }
 
 func newLauncher(ctx context.Context, t Target, cfg Config, c clock.PassiveClock, changed func(string)) (*Launcher, error) {
-	path := t.Socket
 	conn, err := grpc.NewClient("passthrough:///launcher",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return socket.Dial(ctx, path)
+			return t.PrivateDir.Dial(ctx, LauncherSocketName)
 		}),
 		// gRPC's own reconnect back-off grows to 2 minutes; a launcher on
 		// this host is either there within seconds or gone for good.
@@ -81,7 +85,7 @@ func newLauncher(ctx context.Context, t Target, cfg Config, c clock.PassiveClock
 		}),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("launcher client for %s: %w", path, err)
+		return nil, fmt.Errorf("launcher client for %s: %w", t.PrivateDir, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Launcher{
@@ -195,8 +199,8 @@ func (l *Launcher) checkInfo(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("launcher info: %w", err)
 	case info.GetVmi().GetUid() != string(l.target.VMIUID):
-		return fmt.Errorf("launcher at %s runs VMI %s/%s (uid %s), not the expected uid %s",
-			l.target.Socket, info.GetVmi().GetNamespace(), info.GetVmi().GetName(), info.GetVmi().GetUid(), l.target.VMIUID)
+		return fmt.Errorf("launcher in %s runs VMI %s/%s (uid %s), not the expected uid %s",
+			l.target.PrivateDir, info.GetVmi().GetNamespace(), info.GetVmi().GetName(), info.GetVmi().GetUid(), l.target.VMIUID)
 	}
 	klog.FromContext(ctx).Info("Connected to launcher", "launcherVersion", info.GetLauncherVersion(),
 		"libvirt", info.GetLibvirtVersion(), "hypervisor", info.GetHypervisorVersion(), "domainType", info.GetDomainType(),

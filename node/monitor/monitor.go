@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // Config tunes the calls to launchers.
@@ -43,8 +45,9 @@ type Target struct {
 	// VMIUID is the UID the launcher must report in Info: a socket that
 	// answers for another VMI is refused.
 	VMIUID types.UID
-	// Socket is the launcher's socket on the host.
-	Socket string
+	// PrivateDir is the launcher pod's private directory on the host, where
+	// the launcher's socket is.
+	PrivateDir podfs.Dir
 }
 
 // Monitor watches the launchers of a node. Create it with New.
@@ -78,7 +81,7 @@ func (m *Monitor) Watch(t Target) (*Launcher, error) {
 		return nil, err
 	}
 	m.launchers[t.PodUID] = l
-	klog.FromContext(m.ctx).V(2).Info("Watching launcher", "vmi", t.VMIKey, "pod", t.PodUID, "socket", t.Socket)
+	klog.FromContext(m.ctx).V(2).Info("Watching launcher", "vmi", t.VMIKey, "pod", t.PodUID, "dir", t.PrivateDir)
 	return l, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 var testConfig = Config{
@@ -32,13 +33,15 @@ var testConfig = Config{
 // privateDir is a launcher pod's private directory below a kubelet root, as
 // long as on a real node: its socket path exceeds a socket address's 108
 // bytes.
-func privateDir(t *testing.T) string {
+func privateDir(t *testing.T) podfs.Dir {
 	t.Helper()
-	dir := layout.HostPrivateDir(filepath.Join(t.TempDir(), "var", "lib", "kubelet"), "6f1c0c52-0d0e-4bd4-a1f4-0f6c4c5f2a11")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The fake launchers serve as this process: that is the launchers' uid.
+	pods := podfs.Pods{KubeletRoot: filepath.Join(t.TempDir(), "var", "lib", "kubelet"), LauncherUID: int64(os.Getuid())}
+	dir := pods.PrivateDir("6f1c0c52-0d0e-4bd4-a1f4-0f6c4c5f2a11")
+	if err := os.MkdirAll(dir.String(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(layout.LauncherSocket(dir)); n <= 108 {
+	if n := len(layout.LauncherSocket(dir.String())); n <= 108 {
 		t.Fatalf("socket path is only %d bytes; the test must exceed a socket address", n)
 	}
 	return dir
@@ -85,12 +88,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func watch(t *testing.T, dir string, vmi *virtv1.VirtualMachineInstance) (*Monitor, *Launcher, *changes) {
+func watch(t *testing.T, dir podfs.Dir, vmi *virtv1.VirtualMachineInstance) (*Monitor, *Launcher, *changes) {
 	t.Helper()
 	ch := &changes{}
 	m := New(t.Context(), testConfig, clock.RealClock{}, ch.add)
 	t.Cleanup(m.Close)
-	l, err := m.Watch(Target{PodUID: "pod-uid", VMIKey: "ns/vm", VMIUID: vmi.UID, Socket: layout.LauncherSocket(dir)})
+	l, err := m.Watch(Target{PodUID: "pod-uid", VMIKey: "ns/vm", VMIUID: vmi.UID, PrivateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func watch(t *testing.T, dir string, vmi *virtv1.VirtualMachineInstance) (*Monit
 func TestWatchFollowsTheDomain(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
-	fake := fakelauncher.Start(t, dir, vmi)
+	fake := fakelauncher.Start(t, dir.String(), vmi)
 	_, l, ch := watch(t, dir, vmi)
 
 	eventually(t, "the current (absent) domain", func() bool {
@@ -147,7 +150,7 @@ func TestWatchFollowsTheDomain(t *testing.T) {
 func TestPauseAndUnpause(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
-	fake := fakelauncher.Start(t, dir, vmi)
+	fake := fakelauncher.Start(t, dir.String(), vmi)
 	_, l, _ := watch(t, dir, vmi)
 
 	if err := l.Pause(t.Context()); status.Code(err) != codes.FailedPrecondition {
@@ -176,7 +179,7 @@ func TestPauseAndUnpause(t *testing.T) {
 func TestWatchRefusesAnotherVMIsLauncher(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
-	fake := fakelauncher.Start(t, dir, vmi)
+	fake := fakelauncher.Start(t, dir.String(), vmi)
 	fake.SetInfo(&apiv1.InfoResponse{DomainType: "qemu", Vmi: &apiv1.VMIRef{Namespace: "ns", Name: "other", Uid: "other-uid"}})
 	_, l, ch := watch(t, dir, vmi)
 	eventually(t, "a refused version check", func() bool {
@@ -195,7 +198,7 @@ func TestWatchRefusesAnotherVMIsLauncher(t *testing.T) {
 func TestWatchReconnectsAfterTheLauncherWentAway(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
-	fake := fakelauncher.Start(t, dir, vmi)
+	fake := fakelauncher.Start(t, dir.String(), vmi)
 	_, l, _ := watch(t, dir, vmi)
 	eventually(t, "connected", func() bool { return l.State().Domain != nil })
 
@@ -205,7 +208,7 @@ func TestWatchReconnectsAfterTheLauncherWentAway(t *testing.T) {
 		t.Errorf("Sync with no launcher = %v, want Unavailable", err)
 	}
 
-	fake = fakelauncher.Start(t, dir, vmi)
+	fake = fakelauncher.Start(t, dir.String(), vmi)
 	eventually(t, "reconnected", func() bool { return l.State().Err == nil && fake.Calls().Watch == 1 })
 	if !l.State().FailingSince.IsZero() {
 		t.Error("FailingSince still set after reconnecting")
@@ -248,17 +251,27 @@ func TestReadFinalState(t *testing.T) {
 		want    apiv1.StopReason
 		wantNil bool
 		wantErr bool
+		link    string
 	}{
 		{name: "none recorded", wantNil: true},
 		{name: "guest shutdown", content: `{"name":"d","state":"DOMAIN_STATE_SHUTOFF","stopReason":"STOP_REASON_GUEST_SHUTDOWN"}`, want: apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN},
 		{name: "field of a newer launcher", content: `{"stopReason":"STOP_REASON_CRASHED","reason":"failed","futureField":1}`, want: apiv1.StopReason_STOP_REASON_CRASHED},
 		{name: "garbage", content: `{`, wantErr: true},
+		// A tenant's attacks on the file (more in node/podfs).
+		{name: "symlink to /dev/zero", link: "/dev/zero", wantErr: true},
+		{name: "symlink to /etc/shadow", link: "/etc/shadow", wantErr: true},
+		{name: "bigger than the cap", content: `{"name":"` + strings.Repeat("x", apiv1.MaxFinalStateBytes) + `"}`, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := privateDir(t)
 			if tt.content != "" {
-				if err := os.WriteFile(layout.FinalStateFile(dir), []byte(tt.content), 0o644); err != nil {
+				if err := os.WriteFile(layout.FinalStateFile(dir.String()), []byte(tt.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.link != "" {
+				if err := os.Symlink(tt.link, layout.FinalStateFile(dir.String())); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -284,7 +297,7 @@ func TestReadFinalState(t *testing.T) {
 func TestForgetStopsTheWatch(t *testing.T) {
 	dir := privateDir(t)
 	vmi := testVMI()
-	fakelauncher.Start(t, dir, vmi)
+	fakelauncher.Start(t, dir.String(), vmi)
 	m, l, _ := watch(t, dir, vmi)
 	eventually(t, "connected", func() bool { return l.State().Domain != nil })
 	m.Forget(types.UID("pod-uid"))

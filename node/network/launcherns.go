@@ -3,12 +3,12 @@ package network
 import (
 	"context"
 	"fmt"
-	"net"
+	"path/filepath"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
-	"kubevirt.dev/virt/node/socket"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // Launcher is a launcher process as the node sees it.
@@ -18,34 +18,26 @@ type Launcher struct {
 	Owner Owner
 }
 
-// FindLauncher identifies the process serving the launcher socket at path
-// by the socket's peer credentials: the kernel reports the listener's PID,
-// UID and GID, the PID translated into the caller's PID namespace (the
-// node's: virt-handler runs with hostPID), whatever the pod's own is.
-func FindLauncher(ctx context.Context, path string) (Launcher, error) {
-	conn, err := socket.Dial(ctx, path)
+// FindLauncher identifies the process serving the launcher socket in a
+// launcher pod's private directory by the socket's peer credentials: the
+// kernel reports the listener's PID, UID and GID, the PID translated into
+// the caller's PID namespace (the node's: virt-handler runs with hostPID),
+// whatever the pod's own is.
+//
+// The network namespace of that PID is configured next, so the peer must be
+// a launcher: podfs refuses a socket that is not the pod's own (a symlink to
+// the container runtime's socket, say) and a peer that does not run as the
+// launchers' uid (root, whose PID would be the host's namespace).
+func FindLauncher(ctx context.Context, privateDir podfs.Dir) (Launcher, error) {
+	conn, err := privateDir.Dial(ctx, filepath.Join(layout.SocketDirName, layout.LauncherSocketName))
 	if err != nil {
 		return Launcher{}, err
 	}
 	defer conn.Close()
-	raw, err := conn.(*net.UnixConn).SyscallConn()
-	if err != nil {
-		return Launcher{}, err
+	if conn.Peer.PID <= 0 {
+		return Launcher{}, fmt.Errorf("the launcher in %s is not in this PID namespace: virt-handler needs hostPID", privateDir)
 	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return Launcher{}, err
-	}
-	if credErr != nil {
-		return Launcher{}, fmt.Errorf("peer credentials of %s: %w", path, credErr)
-	}
-	if cred.Pid <= 0 {
-		return Launcher{}, fmt.Errorf("the launcher behind %s is not in this PID namespace: virt-handler needs hostPID", path)
-	}
-	return Launcher{PID: int(cred.Pid), Owner: Owner{UID: cred.Uid, GID: cred.Gid}}, nil
+	return Launcher{PID: conn.Peer.PID, Owner: Owner{UID: conn.Peer.UID, GID: conn.Peer.GID}}, nil
 }
 
 // NetNS opens the network namespace of the launcher (of its pod). The

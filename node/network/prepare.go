@@ -11,6 +11,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // PodInterface is the pod's interface on the pod network: the name every
@@ -105,13 +106,14 @@ type Preparer struct {
 	Bindings Bindings
 }
 
-// Prepare finds the launcher serving launcherSocket and runs the bindings of
-// vmi's interfaces in its network namespace.
-func (p Preparer) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, launcherSocket string) ([]*apiv1.InterfaceNetwork, error) {
+// Prepare finds the launcher serving the socket in its pod's private
+// directory and runs the bindings of vmi's interfaces in its network
+// namespace.
+func (p Preparer) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, privateDir podfs.Dir) ([]*apiv1.InterfaceNetwork, error) {
 	if len(vmi.Spec.Domain.Devices.Interfaces) == 0 {
 		return nil, nil
 	}
-	l, err := FindLauncher(ctx, launcherSocket)
+	l, err := FindLauncher(ctx, privateDir)
 	if err != nil {
 		return nil, err
 	}

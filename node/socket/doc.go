@@ -1,13 +1,13 @@
-// Package socket dials and listens on a unix socket by its path on the
-// host, whatever the path's length.
+// Package socket listens on a unix socket by its path on the host, whatever
+// the path's length.
 //
-// virt-handler reaches each launcher's socket through the launcher pod's
-// emptyDir under the kubelet's root directory
-// (launcher/layout.HostPrivateDir), a path longer than the 108 bytes a unix
-// socket address may hold. Dial opens the socket's directory and connects
-// through /proc/self/fd/<n>/<name>, which is short whatever the directory.
-// Listen binds the same way (the unit tests' fake launchers listen at such
-// paths).
+// A launcher pod's emptyDir under the kubelet's root directory
+// (launcher/layout.HostPrivateDir) is deeper than the 108 bytes a unix
+// socket address may hold. Listen binds through an open descriptor of the
+// socket's directory (/proc/self/fd/<n>/<name>), which is short whatever
+// the directory. The unit tests' fake launchers (node/fakelauncher) listen
+// this way. virt-handler dials nothing by path: it reaches a pod's sockets
+// only through node/podfs, which refuses symlinks and checks the peer.
 //
 // It imports nothing of the platform.
 package socket

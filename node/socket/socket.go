@@ -1,7 +1,6 @@
 package socket
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,31 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Dial connects to the unix socket at path.
-//
-// The directory is opened with O_PATH: that needs no read permission on it,
-// only search permission on the way there, as a direct connect would. The
-// descriptor is closed once connected; the connection does not need it.
-func Dial(ctx context.Context, path string) (net.Conn, error) {
-	dir, name := filepath.Split(path)
-	if name == "" {
-		return nil, fmt.Errorf("dial %s: not a socket path", path)
-	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: open its directory: %w", path, err)
-	}
-	defer unix.Close(fd)
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", fmt.Sprintf("/proc/self/fd/%d/%s", fd, name))
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", path, err)
-	}
-	return conn, nil
-}
-
-// Listen listens on the unix socket at path, binding through its directory
-// as Dial connects. Closing the listener removes the socket file.
+// Listen listens on the unix socket at path, binding through its
+// directory. Closing the listener removes the socket file.
 func Listen(path string) (net.Listener, error) {
 	dir, name := filepath.Split(path)
 	if name == "" {

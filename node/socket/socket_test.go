@@ -2,6 +2,7 @@ package socket
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -23,49 +24,37 @@ func longDir(t *testing.T) string {
 	return dir
 }
 
-func TestDial(t *testing.T) {
+// TestListen: a socket at a path longer than a socket address is served,
+// and reached through its directory as node/podfs reaches it.
+func TestListen(t *testing.T) {
 	dir := longDir(t)
-	tests := []struct {
-		name    string
-		path    string
-		listen  bool
-		wantErr error
-	}{
-		{name: "path longer than a socket address", path: filepath.Join(dir, "launcher.sock"), listen: true},
-		{name: "short path", path: filepath.Join(t.TempDir(), "s.sock"), listen: true},
-		{name: "no listener", path: filepath.Join(dir, "gone.sock"), wantErr: syscall.ENOENT},
-		{name: "no directory", path: filepath.Join(dir, "missing", "launcher.sock"), wantErr: syscall.ENOENT},
+	path := filepath.Join(dir, "launcher.sock")
+	serveEcho(t, path)
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.listen {
-				serveEcho(t, tt.path)
-			}
-			conn, err := Dial(t.Context(), tt.path)
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("Dial(%s) = %v, want %v", tt.path, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Dial(%d-byte path): %v", len(tt.path), err)
-			}
-			defer conn.Close()
-			if _, err := conn.Write([]byte("ping")); err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 4)
-			if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "ping" {
-				t.Fatalf("echo = %q, %v; want ping", buf, err)
-			}
-		})
+	defer d.Close()
+	conn, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/launcher.sock", d.Fd()))
+	if err != nil {
+		t.Fatalf("dial a %d-byte path through its directory: %v", len(path), err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("echo = %q, %v; want ping", buf, err)
+	}
+	if _, err := Listen(path); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("a second Listen at the same path = %v, want %v", err, syscall.EADDRINUSE)
 	}
 }
 
-// TestLongPathNeedsDial proves the test's premise: the path cannot be
-// connected to directly.
-func TestLongPathNeedsDial(t *testing.T) {
+// TestLongPathNeedsTheDirectory proves the test's premise: the path cannot
+// be connected to directly.
+func TestLongPathNeedsTheDirectory(t *testing.T) {
 	path := filepath.Join(longDir(t), "launcher.sock")
 	if len(path) <= 108 {
 		t.Fatalf("test path is only %d bytes", len(path))
@@ -73,7 +62,7 @@ func TestLongPathNeedsDial(t *testing.T) {
 	serveEcho(t, path)
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
-		t.Fatalf("a direct connect to a %d-byte path worked; the test no longer shows why Dial exists", len(path))
+		t.Fatalf("a direct connect to a %d-byte path worked; the test no longer shows why Listen binds through the directory", len(path))
 	}
 }
 

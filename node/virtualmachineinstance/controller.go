@@ -27,6 +27,7 @@ import (
 	"kubevirt.dev/virt/internal/vmipod"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 // Event reasons on the VMI.
@@ -47,17 +48,18 @@ const (
 // launcher starts the domain (node/network.Preparer).
 type NetworkPreparer interface {
 	// Prepare runs the VMI's network bindings in the network namespace of
-	// the launcher serving launcherSocket. It is idempotent.
-	Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, launcherSocket string) ([]*apiv1.InterfaceNetwork, error)
+	// the launcher serving the socket in its pod's private directory. It is
+	// idempotent.
+	Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, privateDir podfs.Dir) ([]*apiv1.InterfaceNetwork, error)
 }
 
 // Config is what the controller needs to know about its node.
 type Config struct {
 	// NodeName is this node; only its VMIs and pods are handled.
 	NodeName string
-	// KubeletRoot is the kubelet's root directory as this process sees it:
-	// the launchers' sockets and final states are below it.
-	KubeletRoot string
+	// PodFiles is where the launchers' sockets and final states are (below
+	// the kubelet's root directory) and which uid serves the sockets.
+	PodFiles podfs.Pods
 	// Monitor tunes the calls to launchers.
 	Monitor monitor.Config
 	// UnreachableAfter is how long a launcher may fail to answer before a

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
@@ -339,6 +341,11 @@ func TestEndWhileNotConnected(t *testing.T) {
 		{"exit code 3", "", 3, virtv1.Failed, virtv1.ReasonGuestCrashed},
 		{"exit code 4", "", 4, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 		{"killed", "", 137, virtv1.Failed, virtv1.ReasonLauncherGone},
+		// A tenant's final state is refused (node/podfs), never read: the
+		// exit code decides, and the sync neither hangs nor runs out of
+		// memory.
+		{"final state a symlink to /dev/zero", "link:/dev/zero", 3, virtv1.Failed, virtv1.ReasonGuestCrashed},
+		{"final state a FIFO", "fifo", 4, virtv1.Failed, virtv1.ReasonGuestDestroyed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,7 +354,17 @@ func TestEndWhileNotConnected(t *testing.T) {
 			pod := launcherPodOf(vmi)
 			terminated(tt.exitCode)(pod)
 			f := newFixture(t, []*virtv1.VirtualMachineInstance{vmi}, []*corev1.Pod{pod})
-			if tt.final != "" {
+			final := layout.FinalStateFile(f.privateDir(pod))
+			switch target, link := strings.CutPrefix(tt.final, "link:"); {
+			case link:
+				if err := os.Symlink(target, final); err != nil {
+					t.Fatal(err)
+				}
+			case tt.final == "fifo":
+				if err := unix.Mkfifo(final, 0o666); err != nil {
+					t.Fatal(err)
+				}
+			case tt.final != "":
 				writeFile(t, f.privateDir(pod), tt.final)
 			}
 			f.start()

@@ -35,6 +35,7 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/podfs"
 )
 
 const (
@@ -200,8 +201,9 @@ func (f *fixture) start() {
 	virtFactory := virtinformers.NewSharedInformerFactory(f.virt, 0)
 	recorder := record.NewFakeRecorder(1000)
 	cfg := Config{
-		NodeName:    testNode,
-		KubeletRoot: f.root,
+		NodeName: testNode,
+		// The fake launchers serve as this process.
+		PodFiles: podfs.Pods{KubeletRoot: f.root, LauncherUID: int64(os.Getuid())},
 		Monitor: monitor.Config{
 			CallTimeout: 5 * time.Second, SyncTimeout: 5 * time.Second, CallRetries: 2,
 			Backoff: wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 200 * time.Millisecond},
@@ -494,7 +496,7 @@ type fakeNetwork struct {
 	fail  []error
 }
 
-func (n *fakeNetwork) Prepare(_ context.Context, vmi *virtv1.VirtualMachineInstance, socket string) ([]*apiv1.InterfaceNetwork, error) {
+func (n *fakeNetwork) Prepare(_ context.Context, vmi *virtv1.VirtualMachineInstance, _ podfs.Dir) ([]*apiv1.InterfaceNetwork, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.calls++

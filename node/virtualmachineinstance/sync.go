@@ -18,7 +18,6 @@ import (
 	"kubevirt.dev/virt/internal/finalizer"
 	"kubevirt.dev/virt/internal/vmipod"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
-	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/monitor"
 	"kubevirt.dev/virt/node/vmistatus"
 )
@@ -95,10 +94,10 @@ func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		return obs, nil
 	}
 	l, err := c.monitor.Watch(monitor.Target{
-		PodUID: pod.UID,
-		VMIKey: vmi.Namespace + "/" + vmi.Name,
-		VMIUID: vmi.UID,
-		Socket: layout.LauncherSocket(layout.HostPrivateDir(c.cfg.KubeletRoot, string(pod.UID))),
+		PodUID:     pod.UID,
+		VMIKey:     vmi.Namespace + "/" + vmi.Name,
+		VMIUID:     vmi.UID,
+		PrivateDir: c.cfg.PodFiles.PrivateDir(string(pod.UID)),
 	})
 	if err != nil {
 		return nil, err
@@ -147,7 +146,7 @@ func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			return &end
 		}
 	}
-	final, err := monitor.ReadFinalState(layout.HostPrivateDir(c.cfg.KubeletRoot, string(pod.UID)))
+	final, err := monitor.ReadFinalState(c.cfg.PodFiles.PrivateDir(string(pod.UID)))
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Reading the launcher's final state failed; using its exit code", "pod", pod.Name)
 	}
@@ -178,7 +177,7 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 		}
 		// The NICs are made ready (again: it is idempotent, and a restart
 		// of this handler may have cut it short) before every start attempt.
-		nics, err := c.cfg.Network.Prepare(ctx, vmi, obs.launcher.Target().Socket)
+		nics, err := c.cfg.Network.Prepare(ctx, vmi, obs.launcher.Target().PrivateDir)
 		if err != nil {
 			c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonNetworkSetupFailed, "Preparing the pod network failed, will retry: %v", err)
 			return fmt.Errorf("prepare the pod network: %w", err)

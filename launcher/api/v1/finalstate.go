@@ -11,6 +11,12 @@ import (
 // domain ended: the Domain as protojson. Fields are only ever added, so a
 // reader ignores the ones it does not know.
 
+// MaxFinalStateBytes is the most a final-state file may hold: the node
+// refuses to read a bigger one (a tenant controls the file). A domain's
+// record is a few KiB; the cap leaves room for many NICs and the guest
+// agent's capped report.
+const MaxFinalStateBytes = 64 << 10
+
 // MarshalFinalState is the final-state file's content for d.
 func MarshalFinalState(d *Domain) ([]byte, error) {
 	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(d)
