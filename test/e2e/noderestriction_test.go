@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/test/e2e/framework"
 )
 
 // nodeRestrictionPolicy is the ValidatingAdmissionPolicy that confines
@@ -45,7 +47,29 @@ func TestHandlerNodeRestriction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cluster.Kube.CoreV1().Nodes().Delete(context.WithoutCancel(ctx), other, metav1.DeleteOptions{})
+		ctx := context.WithoutCancel(ctx)
+		if err := cluster.Kube.CoreV1().Nodes().Delete(ctx, other, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete node %s: %v", other, err)
+		}
+		// DaemonSets that tolerate everything (virt-handler's) made pods
+		// for it; none could be bound (it has no allocatable pods), and
+		// their controllers delete them once the Node is gone. Later tests
+		// count virt-handler pods.
+		err := framework.WaitFor(ctx, time.Minute, "no pod left for node "+other, func(ctx context.Context) (bool, error) {
+			pods, err := cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, p := range pods.Items {
+				if spec, _ := json.Marshal(p.Spec); strings.Contains(string(spec), `"`+other+`"`) {
+					return false, fmt.Errorf("pod %s/%s", p.Namespace, p.Name)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
 	})
 	// Another node's Lease, as its handler would have made it.
 	otherLease := &coordinationv1.Lease{
