@@ -66,11 +66,11 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		// The storage codec follows --storage-media-type: Config builds it.
-		Recommended:         genericoptions.NewRecommendedOptions(etcdPrefix, nil),
-		DataDir:             "/var/lib/virt-apiserver",
-		EmbeddedEtcd:        etcd.Options{ClientPort: 2379, PeerPort: 2380},
-		NodeRestricted:      noderestriction.Identities{ServiceAccounts: noderestriction.DefaultServiceAccounts},
-		GuestAccess:         guestaccess.NewOptions(),
+		Recommended:    genericoptions.NewRecommendedOptions(etcdPrefix, nil),
+		DataDir:        "/var/lib/virt-apiserver",
+		EmbeddedEtcd:   etcd.Options{ClientPort: 2379, PeerPort: 2380},
+		NodeRestricted: noderestriction.Identities{ServiceAccounts: noderestriction.DefaultServiceAccounts},
+		GuestAccess:    guestaccess.NewOptions(),
 	}
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {

@@ -92,7 +92,9 @@ func TestHandlerNodeRestriction(t *testing.T) {
 		_, err = c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, raw, metav1.PatchOptions{DryRun: dryRun})
 		return err
 	}
-	labels := func(kv map[string]any) map[string]any { return map[string]any{"metadata": map[string]any{"labels": kv}} }
+	labels := func(kv map[string]any) map[string]any {
+		return map[string]any{"metadata": map[string]any{"labels": kv}}
+	}
 	renew := func(c kubernetes.Interface, name, holder string) error {
 		l, err := cluster.Kube.CoordinationV1().Leases("virt-system").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
