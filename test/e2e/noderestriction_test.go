@@ -52,18 +52,26 @@ func TestHandlerNodeRestriction(t *testing.T) {
 			t.Errorf("delete node %s: %v", other, err)
 		}
 		// DaemonSets that tolerate everything (virt-handler's) made pods
-		// for it; none could be bound (it has no allocatable pods), and
-		// their controllers delete them once the Node is gone. Later tests
-		// count virt-handler pods.
+		// for it; none could be bound (it has no allocatable pods), but
+		// they stay Pending after the Node went. Later tests count
+		// virt-handler pods: they go now.
 		err := framework.WaitFor(ctx, time.Minute, "no pod left for node "+other, func(ctx context.Context) (bool, error) {
 			pods, err := cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err
 			}
+			var left []string
 			for _, p := range pods.Items {
 				if spec, _ := json.Marshal(p.Spec); strings.Contains(string(spec), `"`+other+`"`) {
-					return false, fmt.Errorf("pod %s/%s", p.Namespace, p.Name)
+					left = append(left, p.Namespace+"/"+p.Name)
+					err := cluster.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+					if err != nil && !apierrors.IsNotFound(err) {
+						return false, err
+					}
 				}
+			}
+			if len(left) > 0 {
+				return false, fmt.Errorf("pods %v", left)
 			}
 			return true, nil
 		})
