@@ -42,9 +42,9 @@ type Options struct {
 	Standalone bool
 	// AlternateDNS are extra names of the self-signed serving certificate.
 	AlternateDNS []string
-	// NodeRestrictedUsers may write only the VMIs of the node their
-	// credentials were issued on (see apiserver/admission/noderestriction).
-	NodeRestrictedUsers []string
+	// NodeRestricted may write, list and watch only the VMIs of the node
+	// their credentials were issued on (apiserver/admission/noderestriction).
+	NodeRestricted noderestriction.Identities
 	// GuestAccess says how the guests' consoles, VNC and actions reach the
 	// virt-handlers (docs/guest-access.md).
 	GuestAccess *guestaccess.Options
@@ -75,14 +75,14 @@ func NewOptions() *Options {
 		Recommended:             genericoptions.NewRecommendedOptions(etcdPrefix, nil),
 		DataDir:                 "/var/lib/virt-apiserver",
 		EmbeddedEtcd:            etcd.Options{ClientPort: 2379, PeerPort: 2380},
-		NodeRestrictedUsers:     noderestriction.DefaultRestrictedUsers,
+		NodeRestricted:          noderestriction.Identities{ServiceAccounts: noderestriction.DefaultServiceAccounts},
 		GuestAccess:             guestaccess.NewOptions(),
 		StoreQuota:              etcd.DefaultQuota,
 		StoreQuotaCheckInterval: time.Minute,
 	}
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
-		return noderestriction.New(o.NodeRestrictedUsers), nil
+		return noderestriction.New(o.NodeRestricted), nil
 	})
 	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, noderestriction.PluginName)
 	// Objects are stored as v1 protobuf unless --storage-media-type says
@@ -120,8 +120,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Loopback port of the embedded etcd's (unused) peer listener.")
 	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
 		"DEVELOPMENT ONLY: serve without a kube-apiserver. Requests are authenticated only by the client or request-header CA given (else anonymous), every request is authorized, and admission is only the node restriction. Never use it in a cluster.")
-	fs.StringSliceVar(&o.NodeRestrictedUsers, "node-restricted-users", o.NodeRestrictedUsers,
-		"Users (the node daemons' service accounts) that may write only the VMIs of the node named in their credentials.")
+	fs.StringSliceVar(&o.NodeRestricted.ServiceAccounts, "node-restricted-service-accounts", o.NodeRestricted.ServiceAccounts,
+		"Names of the node daemons' service accounts, in any namespace, that may write, list and watch only the VMIs of the node named in their credentials.")
+	fs.StringSliceVar(&o.NodeRestricted.Users, "node-restricted-users", o.NodeRestricted.Users,
+		"Further users restricted like --node-restricted-service-accounts.")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,

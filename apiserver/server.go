@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -80,6 +82,20 @@ func (o *Options) Config() (*Config, error) {
 	if err := o.Recommended.ApplyTo(c); err != nil {
 		return nil, err
 	}
+	// Node daemons list and watch only their node's VMIs: decided before
+	// the delegated authorizer (RBAC), which cannot see field selectors.
+	// Standalone, where everything else is allowed, it still applies.
+	granting := c.Authorization.Authorizer
+	if granting == nil {
+		granting = authorizerfactory.NewAlwaysAllowAuthorizer()
+	}
+	authz, err := union.New(
+		union.NamedAuthorizer{AuthorizerName: noderestriction.AuthorizerName, Authorizer: noderestriction.NewReadAuthorizer(o.NodeRestricted)},
+		union.NamedAuthorizer{AuthorizerName: "delegated", Authorizer: granting})
+	if err != nil {
+		return nil, err
+	}
+	c.Authorization.Authorizer = authz
 	// Innermost, after authentication and authorization: only callers who
 	// may write get their bodies read, and before any decoder runs.
 	c.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
@@ -91,7 +107,7 @@ func (o *Options) Config() (*Config, error) {
 	if o.Standalone {
 		// The generic admission chain needs a kube-apiserver; the node
 		// restriction does not, and tests of it run standalone.
-		c.AdmissionControl = noderestriction.New(o.NodeRestrictedUsers)
+		c.AdmissionControl = noderestriction.New(o.NodeRestricted)
 	}
 	// The handler pods are read from the kube-apiserver of --kubeconfig
 	// (or the pod's service account); a standalone server has none.

@@ -124,9 +124,12 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 			lo.LabelSelector = labels.Set{virtv1.ComponentLabel: virtv1.LauncherComponent}.String()
 		}))
 	cluster := kubeinformers.NewSharedInformerFactory(kube, 0)
+	// The handlers' Leases, in their namespace only.
+	handlerLeases := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(o.HandlerLeaseNamespace))
 	virtFactory := virtinformers.NewSharedInformerFactory(virt, 0)
 	defer launchers.Shutdown()
 	defer cluster.Shutdown()
+	defer handlerLeases.Shutdown()
 	defer virtFactory.Shutdown()
 	// Shutdown waits for the informers, which stop only with ctx; when a
 	// controller dies ctx is still live, so it is cancelled here first
@@ -153,7 +156,8 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	nodeCtrl, err := nodehealth.New(ctx, virt, cluster.Core().V1().Nodes(), vmis, recorder, o.HeartbeatTimeout, c)
+	nodeCtrl, err := nodehealth.New(ctx, kube, virt, cluster.Core().V1().Nodes(),
+		handlerLeases.Coordination().V1().Leases(), o.HandlerLeaseNamespace, pods, vmis, recorder, o.HeartbeatTimeout, c)
 	if err != nil {
 		return err
 	}
@@ -193,6 +197,7 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	}
 	launchers.Start(ctx.Done())
 	cluster.Start(ctx.Done())
+	handlerLeases.Start(ctx.Done())
 	virtFactory.Start(ctx.Done())
 
 	return runAll(ctx, controllers)

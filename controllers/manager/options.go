@@ -47,8 +47,11 @@ type Options struct {
 	HandlerCertMaxLifetime time.Duration
 
 	HeartbeatTimeout time.Duration
-	Backoff          virtualmachine.Backoff
-	Workers          int
+	// HandlerLeaseNamespace holds the virt-handlers' Leases (their
+	// --lease-namespace).
+	HandlerLeaseNamespace string
+	Backoff               virtualmachine.Backoff
+	Workers               int
 
 	// BindAddress serves /healthz and /metrics over plain HTTP.
 	BindAddress string
@@ -83,6 +86,7 @@ func NewOptions() *Options {
 		HandlerServingCAKeyFile:  "/etc/virt-controller/handler-serving-ca/tls.key",
 		HandlerCertMaxLifetime:   certificate.DefaultMaxLifetime,
 		HeartbeatTimeout:         nodehealth.DefaultHeartbeatTimeout,
+		HandlerLeaseNamespace:    ns,
 		Backoff:                  virtualmachine.DefaultBackoff,
 		Workers:                  3,
 		BindAddress:              ":8080",
@@ -138,7 +142,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HandlerCertMaxLifetime, "handler-cert-max-lifetime", o.HandlerCertMaxLifetime,
 		"longest lifetime of a handler's guest-access serving certificate; shorter requests are honored")
 	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
-		"age of a node's virt-handler heartbeat after which its VMIs fail with NodeUnresponsive")
+		"age of a node's virt-handler Lease after which the node is unresponsive: its VMIs get the NodeUnresponsive condition, and fail if their launcher pod is known not to run")
+	fs.StringVar(&o.HandlerLeaseNamespace, "handler-lease-namespace", o.HandlerLeaseNamespace,
+		"namespace of the virt-handlers' Leases (default: $POD_NAMESPACE or virt-system)")
 	fs.DurationVar(&o.Backoff.Base, "start-backoff-base", o.Backoff.Base, "first delay after a VM's instance failed soon after it started")
 	fs.DurationVar(&o.Backoff.Max, "start-backoff-max", o.Backoff.Max, "longest delay between a VM's failing instances")
 	fs.DurationVar(&o.Backoff.Window, "start-backoff-window", o.Backoff.Window,
@@ -172,6 +178,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--handler-cert-max-lifetime must be at least 10m")
 	case o.HeartbeatTimeout <= 0:
 		return fmt.Errorf("--heartbeat-timeout must be positive")
+	case o.HandlerLeaseNamespace == "":
+		return fmt.Errorf("--handler-lease-namespace is required")
 	case o.LeaderElect && !(o.LeaseDuration > o.LeaseRenewDeadline && o.LeaseRenewDeadline > o.LeaseRetryPeriod && o.LeaseRetryPeriod > 0):
 		return fmt.Errorf("leader election needs lease duration > renew deadline > retry period > 0")
 	case o.Backoff.Base <= 0 || o.Backoff.Max < o.Backoff.Base:

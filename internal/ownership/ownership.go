@@ -17,8 +17,9 @@ const (
 	// VMIController is virt-controller's VMI controller: the VMI from
 	// Pending to the hand-off, and its failure before the hand-off.
 	VMIController Writer = "virt-controller (VMI controller)"
-	// NodeHealth is virt-controller's node-health controller: it fails the
-	// VMIs of nodes whose virt-handler stopped beating.
+	// NodeHealth is virt-controller's node-health controller: it marks the
+	// VMIs of nodes whose virt-handler stopped renewing its Lease
+	// NodeUnresponsive, and fails those whose launcher is known not to run.
 	NodeHealth Writer = "virt-controller (node health)"
 	// Handler is the virt-handler of the VMI's node, after the hand-off.
 	Handler Writer = "virt-handler"
@@ -31,7 +32,7 @@ var phase = []string{"phase", "reason", "phaseTransitionTimestamps", "conditions
 // Owned lists the status fields each writer may change.
 var Owned = map[Writer]sets.Set[string]{
 	VMIController: sets.New(append(phase, "nodeName", "activePods", "launcherContainerImageVersion", "conditions[PodScheduled]", "volumeStatus")...),
-	NodeHealth:    sets.New(phase...),
+	NodeHealth:    sets.New(append(phase, "conditions[NodeUnresponsive]")...),
 	Handler:       sets.New(append(phase, "conditions[SoftwareEmulation]", "interfaces", "guestOSInfo")...),
 }
 

@@ -1,12 +1,21 @@
 // Package heartbeat tells the cluster that this node's virt-handler is
-// alive and whether guests may be scheduled to the node, on the node's own
-// Node object (kubevirt's pkg/virt-handler/heartbeat is the model).
+// alive, and whether guests may be scheduled to the node (kubevirt's
+// pkg/virt-handler/heartbeat is the model; the liveness half is the
+// kubelet's node Lease).
 //
-// Each beat is one patch that sets the annotation
-// virtualization.kubevirt.io/heartbeat to the time (RFC 3339) and the label
-// virtualization.kubevirt.io/schedulable to "true" once the handler is ready
-// ("false" before). The heartbeat therefore never lags the label:
-// virt-controller fails the VMIs of nodes whose heartbeat is stale, and the
-// launcher pods are scheduled only to nodes labelled schedulable. On a
-// graceful stop the label goes to "false".
+// Liveness is a coordination.k8s.io Lease, virtv1.HandlerLeaseName(node) in
+// the platform's namespace, created and renewed with the kubelet's lease
+// controller (k8s.io/component-helpers/apimachinery/lease): holder the node,
+// owned by the Node so that it goes with it. virt-controller reads its
+// renewTime. The Lease is the only object the handler writes to say it is
+// alive: the Node is written only for the label
+// virtualization.kubevirt.io/schedulable, "true" once the handler is ready
+// ("false" before and on a graceful stop); launcher pods are scheduled only
+// to nodes labelled "true". Both writes are node-restricted in the
+// kube-apiserver (artifacts/virt-handler/node-restriction.yaml): another
+// node's Lease or Node, or any other change to the Node, is refused.
+//
+// A graceful stop does not delete the Lease: a handler that stops is, to
+// virt-controller, a handler that stopped beating, and guests keep running
+// either way.
 package heartbeat

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,10 +15,11 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
+
+const ns = "virt-system"
 
 func node(t *testing.T, kube *k8sfake.Clientset) *corev1.Node {
 	t.Helper()
@@ -26,6 +28,16 @@ func node(t *testing.T, kube *k8sfake.Clientset) *corev1.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// lease is node-1's Lease, nil while there is none.
+func leaseOf(t *testing.T, kube *k8sfake.Clientset) *coordinationv1.Lease {
+	t.Helper()
+	l, err := kube.CoordinationV1().Leases(ns).Get(t.Context(), "virt-handler-node-1", metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return l
 }
 
 // eventually waits up to 10 s for cond.
@@ -40,7 +52,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestPatch(t *testing.T) {
-	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	tests := []struct {
 		name        string
 		labels      map[string]string
@@ -54,7 +65,12 @@ func TestPatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kube := k8sfake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: tt.labels}})
-			h := New(kube, "node-1", time.Hour, nil, clocktesting.NewFakePassiveClock(now))
+			var patch string
+			kube.PrependReactor("patch", "nodes", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				patch = string(action.(k8stesting.PatchAction).GetPatch())
+				return false, nil, nil
+			})
+			h := New(kube, "node-1", ns, time.Hour, nil, clock.RealClock{})
 			if err := h.Patch(t.Context(), tt.schedulable); err != nil {
 				t.Fatal(err)
 			}
@@ -62,47 +78,74 @@ func TestPatch(t *testing.T) {
 			if got := n.Labels[virtv1.SchedulableNodeLabel]; got != tt.wantLabel {
 				t.Errorf("label %s = %q, want %q", virtv1.SchedulableNodeLabel, got, tt.wantLabel)
 			}
-			if got := n.Annotations[virtv1.HeartbeatAnnotation]; got != "2026-03-04T05:06:07Z" {
-				t.Errorf("annotation %s = %q, want 2026-03-04T05:06:07Z", virtv1.HeartbeatAnnotation, got)
-			}
 			for k, v := range tt.labels {
 				if k != virtv1.SchedulableNodeLabel && n.Labels[k] != v {
 					t.Errorf("label %s = %q, want %q kept", k, n.Labels[k], v)
 				}
+			}
+			// The node restriction allows only labels under
+			// virtualization.kubevirt.io/: the patch carries nothing else.
+			want := `{"metadata":{"labels":{"` + virtv1.SchedulableNodeLabel + `":"` + tt.wantLabel + `"}}}`
+			if patch != want {
+				t.Errorf("patch %s, want %s", patch, want)
 			}
 		})
 	}
 }
 
 func TestRun(t *testing.T) {
-	kube := k8sfake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
-	// Record, per patch, whether it carried the heartbeat with the label: the
-	// heartbeat must never lag behind schedulable=true.
-	var patches, withoutBeat atomic.Int32
-	kube.PrependReactor("patch", "nodes", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		patches.Add(1)
-		if p := string(action.(k8stesting.PatchAction).GetPatch()); !strings.Contains(p, virtv1.HeartbeatAnnotation) {
-			withoutBeat.Add(1)
+	kube := k8sfake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
+	var nodeWrites, otherWrites atomic.Int32
+	kube.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		switch {
+		case action.GetVerb() == "get" || action.GetVerb() == "list" || action.GetVerb() == "watch":
+		case action.GetResource().Resource == "nodes" && action.GetVerb() == "patch":
+			nodeWrites.Add(1)
+		case action.GetResource().Resource == "leases" && action.GetNamespace() == ns &&
+			(action.GetVerb() == "create" || action.GetVerb() == "update"):
+		default:
+			otherWrites.Add(1)
+			t.Errorf("unexpected %s of %s %s", action.GetVerb(), action.GetResource().Resource, action.GetNamespace())
 		}
 		return false, nil, nil
 	})
 	var ready atomic.Bool
-	h := New(kube, "node-1", 50*time.Millisecond, ready.Load, clock.RealClock{})
+	h := New(kube, "node-1", ns, time.Second, ready.Load, clock.RealClock{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); h.Run(ctx) }()
 
-	eventually(t, "a heartbeat before the handler is ready", func() bool {
-		n := node(t, kube)
-		return n.Annotations[virtv1.HeartbeatAnnotation] != "" && n.Labels[virtv1.SchedulableNodeLabel] == "false"
+	eventually(t, "a Lease before the handler is ready", func() bool {
+		return leaseOf(t, kube) != nil && node(t, kube).Labels[virtv1.SchedulableNodeLabel] == "false"
 	})
+	l := leaseOf(t, kube)
+	if got := *l.Spec.HolderIdentity; got != "node-1" {
+		t.Errorf("holder %q, want node-1", got)
+	}
+	if got := *l.Spec.LeaseDurationSeconds; got != 4 {
+		t.Errorf("leaseDurationSeconds %d, want 4 (4 intervals)", got)
+	}
+	if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].Kind != "Node" || l.OwnerReferences[0].Name != "node-1" || l.OwnerReferences[0].UID != "node-uid" {
+		t.Errorf("owner references %+v, want the Node node-1", l.OwnerReferences)
+	}
+	first := l.Spec.RenewTime.Time
+	eventually(t, "a renewal", func() bool { return leaseOf(t, kube).Spec.RenewTime.After(first) })
+	if time.Since(leaseOf(t, kube).Spec.RenewTime.Time) > 5*time.Second {
+		t.Errorf("renewTime %v is not recent", leaseOf(t, kube).Spec.RenewTime)
+	}
+
 	ready.Store(true)
 	eventually(t, "schedulable once ready", func() bool { return node(t, kube).Labels[virtv1.SchedulableNodeLabel] == "true" })
-	beats := patches.Load()
-	eventually(t, "periodic beats", func() bool { return patches.Load() >= beats+3 })
-	beat, err := time.Parse(time.RFC3339, node(t, kube).Annotations[virtv1.HeartbeatAnnotation])
-	if err != nil || time.Since(beat) > 5*time.Second {
-		t.Errorf("heartbeat %v (%v), want a recent RFC 3339 time", beat, err)
+	// Renewals go on; the label, once right, is not written again.
+	writes := nodeWrites.Load()
+	renewed := leaseOf(t, kube).Spec.RenewTime.Time
+	// Long enough for the label to have been looked at twice more.
+	eventually(t, "renewals after ready", func() bool { return leaseOf(t, kube).Spec.RenewTime.After(renewed.Add(2500 * time.Millisecond)) })
+	if n := nodeWrites.Load(); n != writes {
+		t.Errorf("%d Node patches while the label stayed right, want none", n-writes)
+	}
+	if n := node(t, kube); len(n.Annotations) != 0 {
+		t.Errorf("Node annotations %v, want none (the heartbeat is the Lease)", n.Annotations)
 	}
 
 	cancel()
@@ -114,7 +157,40 @@ func TestRun(t *testing.T) {
 	if got := node(t, kube).Labels[virtv1.SchedulableNodeLabel]; got != "false" {
 		t.Errorf("after a graceful stop the label is %q, want false", got)
 	}
-	if n := withoutBeat.Load(); n != 0 {
-		t.Errorf("%d patches set the label without the heartbeat", n)
+	if leaseOf(t, kube) == nil {
+		t.Errorf("the Lease was deleted on a graceful stop; it should expire instead")
+	}
+	if n := otherWrites.Load(); n != 0 {
+		t.Errorf("%d writes besides the Node label and the Lease", n)
+	}
+}
+
+// TestLeaseWaitsForNode: without its Node the Lease is not created (it
+// could not be owned by it), and it is once the Node exists.
+func TestLeaseWaitsForNode(t *testing.T) {
+	kube := k8sfake.NewClientset()
+	h := New(kube, "node-1", ns, time.Second, func() bool { return false }, clock.RealClock{})
+	var nodeGets atomic.Int32
+	kube.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		nodeGets.Add(1)
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// The owner is looked up before every create: after three tries
+	// there is still no Lease.
+	eventually(t, "three attempts to create the Lease", func() bool { return nodeGets.Load() >= 3 })
+	if leaseOf(t, kube) != nil {
+		t.Fatal("a Lease without its Node")
+	}
+	if _, err := kube.CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "u"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Lease once the Node exists", func() bool { return leaseOf(t, kube) != nil })
+	if !strings.HasPrefix(leaseOf(t, kube).Name, virtv1.HandlerLeasePrefix) {
+		t.Errorf("lease name %s", leaseOf(t, kube).Name)
 	}
 }

@@ -108,7 +108,7 @@ func Run(ctx context.Context, o *Options) error {
 	pods.Start(ctx.Done())
 	vmis.Start(ctx.Done())
 
-	beat := heartbeat.New(kube, o.NodeName, o.HeartbeatInterval, ctrl.HasSynced, clock.RealClock{})
+	beat := heartbeat.New(kube, o.NodeName, o.LeaseNamespace, o.HeartbeatInterval, ctrl.HasSynced, clock.RealClock{})
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/internal/apiclient"
 	"kubevirt.dev/virt/internal/servingcert"
 	"kubevirt.dev/virt/launcher/layout"
@@ -31,7 +32,10 @@ type Options struct {
 	apiclient.Options
 
 	HeartbeatInterval time.Duration
-	Workers           int
+	// LeaseNamespace holds the node's Lease (heartbeat): the platform's
+	// namespace, virt-controller's --handler-lease-namespace.
+	LeaseNamespace string
+	Workers        int
 	// LauncherCallTimeout and LauncherSyncTimeout bound the launcher RPCs.
 	LauncherCallTimeout time.Duration
 	LauncherSyncTimeout time.Duration
@@ -88,6 +92,7 @@ func NewOptions() *Options {
 		KubeletRoot:              "/var/lib/kubelet",
 		Options:                  apiclient.Options{ContentType: "application/vnd.kubernetes.protobuf", QPS: 20, Burst: 40},
 		HeartbeatInterval:        heartbeat.DefaultInterval,
+		LeaseNamespace:           namespace(),
 		Workers:                  3,
 		LauncherCallTimeout:      monitor.DefaultConfig.CallTimeout,
 		LauncherSyncTimeout:      monitor.DefaultConfig.SyncTimeout,
@@ -106,6 +111,14 @@ func NewOptions() *Options {
 	}
 }
 
+// namespace is the pod's namespace (downward API), virt-system outside a pod.
+func namespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "virt-system"
+}
+
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default: $NODE_NAME)")
@@ -113,7 +126,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Options.AddFlags(fs)
 
 	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval,
-		"how often the node's heartbeat annotation is renewed (virt-controller's --heartbeat-timeout must be well above)")
+		"how often the node's Lease is renewed (virt-controller's --heartbeat-timeout must be well above)")
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace,
+		"namespace of the node's Lease "+virtv1.HandlerLeasePrefix+"<node> (default: $POD_NAMESPACE or virt-system)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs synced in parallel")
 	fs.DurationVar(&o.LauncherCallTimeout, "launcher-call-timeout", o.LauncherCallTimeout, "timeout of a launcher's Info and Shutdown")
 	fs.DurationVar(&o.LauncherSyncTimeout, "launcher-sync-timeout", o.LauncherSyncTimeout, "timeout of a launcher's Sync (prepares volumes, starts QEMU)")
@@ -167,8 +182,10 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--kubelet-root is required")
 	case o.Workers < 1:
 		return fmt.Errorf("--workers must be at least 1")
-	case o.HeartbeatInterval <= 0:
-		return fmt.Errorf("--heartbeat-interval must be positive")
+	case o.HeartbeatInterval < time.Second:
+		return fmt.Errorf("--heartbeat-interval must be at least 1s (the Lease counts whole seconds)")
+	case o.LeaseNamespace == "":
+		return fmt.Errorf("--lease-namespace is required")
 	case o.LauncherRunAsUser < -1:
 		return fmt.Errorf("--launcher-run-as-user must be a UID or -1")
 	case o.LauncherRunAsUser == 0:

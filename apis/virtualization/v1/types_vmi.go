@@ -432,6 +432,11 @@ const (
 	// VirtualMachineInstancePodScheduled mirrors the launcher pod's
 	// PodScheduled condition, including the scheduler's reason when False.
 	VirtualMachineInstancePodScheduled VirtualMachineInstanceConditionType = "PodScheduled"
+	// VirtualMachineInstanceNodeUnresponsive is True while the virt-handler
+	// of the VMI's node has not renewed its Lease for virt-controller's
+	// heartbeat timeout but the launcher pod may still run the guest: the
+	// guest is left running, nobody reports on it until the handler is back.
+	VirtualMachineInstanceNodeUnresponsive VirtualMachineInstanceConditionType = "NodeUnresponsive"
 )
 
 // VirtualMachineInstanceCondition is one observation of a VMI.

@@ -16,10 +16,12 @@ const (
 	// SchedulableNodeLabel is set to "true" by virt-handler on nodes it runs
 	// on; launcher pods are scheduled only to such nodes.
 	SchedulableNodeLabel = "virtualization.kubevirt.io/schedulable"
-	// HeartbeatAnnotation on a Node is the RFC 3339 time virt-handler last
-	// reported itself alive; virt-controller fails the VMIs of nodes whose
-	// heartbeat is stale.
-	HeartbeatAnnotation = "virtualization.kubevirt.io/heartbeat"
+	// HandlerLeasePrefix and the node's name make the name of the Lease
+	// (coordination.k8s.io) through which a node's virt-handler says it is
+	// alive, in the platform's namespace (HandlerLeaseName). Only that
+	// node's virt-handler may write it (the ValidatingAdmissionPolicy
+	// virt-handler-node-restriction); virt-controller reads its renewTime.
+	HandlerLeasePrefix = "virt-handler-"
 
 	// LauncherPodFinalizer keeps a VMI until its launcher pods are gone.
 	// virt-apiserver adds it on create; virt-controller removes it.
@@ -39,8 +41,17 @@ const (
 	ReasonPodDeleted = "PodDeleted"
 	// ReasonUnschedulable: the scheduler found no node for the launcher pod.
 	ReasonUnschedulable = "Unschedulable"
-	// ReasonNodeUnresponsive: the node's virt-handler stopped heartbeating.
+	// ReasonNodeUnresponsive: the node's virt-handler stopped renewing its
+	// Lease and the VMI's launcher pod is known not to run (gone, ended, its
+	// Node deleted or out of service): the VMI's reason when it fails, and
+	// the Warning event when the NodeUnresponsive condition is set.
 	ReasonNodeUnresponsive = "NodeUnresponsive"
+	// ReasonHeartbeatStale: the NodeUnresponsive condition's reason while
+	// the launcher pod may still run the guest.
+	ReasonHeartbeatStale = "HeartbeatStale"
+	// ReasonNodeResponsive: the Normal event when the node's virt-handler
+	// beats again and the NodeUnresponsive condition goes.
+	ReasonNodeResponsive = "NodeResponsive"
 	// ReasonGuestShutdown: the guest powered off (ACPI or by itself).
 	ReasonGuestShutdown = "GuestShutdown"
 	// ReasonGuestCrashed: qemu or the guest crashed.
@@ -70,3 +81,6 @@ const (
 // value it used in volumeStatus[].persistentVolumeClaimInfo, and
 // virt-launcher sizes the disk image from that record.
 const DefaultFilesystemOverhead Percent = "0.055"
+
+// HandlerLeaseName is the name of node's virt-handler Lease.
+func HandlerLeaseName(node string) string { return HandlerLeasePrefix + node }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -16,25 +15,22 @@ const PluginName = "VirtNodeRestriction"
 // NodeNameExtra is the user extra holding the node of a pod's bound token.
 const NodeNameExtra = "authentication.kubernetes.io/node-name"
 
-// DefaultRestrictedUsers are the node daemons of a default installation.
-var DefaultRestrictedUsers = []string{"system:serviceaccount:virt-system:virt-handler"}
-
 var vmis = virtualization.Resource("virtualmachineinstances")
 
 // Plugin refuses node-restricted identities any write to a VMI of another
 // node.
 type Plugin struct {
 	*admission.Handler
-	restricted sets.Set[string]
+	restricted matcher
 }
 
 var _ admission.ValidationInterface = &Plugin{}
 
-// New returns the plugin for the given user names.
-func New(restrictedUsers []string) *Plugin {
+// New returns the plugin for the given identities.
+func New(ids Identities) *Plugin {
 	return &Plugin{
 		Handler:    admission.NewHandler(admission.Create, admission.Update, admission.Delete),
-		restricted: sets.New(restrictedUsers...),
+		restricted: ids.matcher(),
 	}
 }
 
@@ -45,14 +41,13 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return nil
 	}
 	user := a.GetUserInfo()
-	if user == nil || !p.restricted.Has(user.GetName()) {
+	if !p.restricted.restricted(user) {
 		return nil
 	}
-	nodes := user.GetExtra()[NodeNameExtra]
-	if len(nodes) != 1 || nodes[0] == "" {
+	node := node(user)
+	if node == "" {
 		return admission.NewForbidden(a, fmt.Errorf("%s is a node-restricted identity, but its credentials name no node (%s): it must use the bound service-account token of its pod", user.GetName(), NodeNameExtra))
 	}
-	node := nodes[0]
 	switch a.GetOperation() {
 	case admission.Create:
 		return admission.NewForbidden(a, fmt.Errorf("node %q may not create VirtualMachineInstances", node))

@@ -24,6 +24,9 @@ func TestValidate(t *testing.T) {
 	nodeA := &user.DefaultInfo{Name: handler, Extra: map[string][]string{NodeNameExtra: {"node-a"}}}
 	noNode := &user.DefaultInfo{Name: handler}
 	admin := &user.DefaultInfo{Name: "admin", Groups: []string{"system:masters"}}
+	// The platform moved to another namespace: still restricted.
+	movedA := &user.DefaultInfo{Name: "system:serviceaccount:virt-elsewhere:virt-handler", Extra: map[string][]string{NodeNameExtra: {"node-a"}}}
+	namedLikeIt := &user.DefaultInfo{Name: "virt-handler", Extra: map[string][]string{NodeNameExtra: {"node-a"}}}
 	controller := &user.DefaultInfo{Name: "system:serviceaccount:virt-system:virt-controller", Extra: map[string][]string{NodeNameExtra: {"node-b"}}}
 
 	tests := []struct {
@@ -47,8 +50,11 @@ func TestValidate(t *testing.T) {
 		{"admin anywhere", admission.Update, "status", vmiOn("node-b"), vmiOn("node-b"), admin, "virtualmachineinstances", false},
 		{"unrestricted pod identity", admission.Update, "status", vmiOn("node-a"), vmiOn("node-a"), controller, "virtualmachineinstances", false},
 		{"other resource", admission.Update, "", nil, nil, nodeA, "virtualmachines", false},
+		{"handler of another namespace, other node", admission.Update, "status", vmiOn("node-b"), vmiOn("node-b"), movedA, "virtualmachineinstances", true},
+		{"handler of another namespace, own node", admission.Update, "status", vmiOn("node-a"), vmiOn("node-a"), movedA, "virtualmachineinstances", false},
+		{"a user (no service account) named virt-handler", admission.Update, "status", vmiOn("node-b"), vmiOn("node-b"), namedLikeIt, "virtualmachineinstances", false},
 	}
-	p := New([]string{handler})
+	p := New(Identities{ServiceAccounts: DefaultServiceAccounts})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			attrs := admission.NewAttributesRecord(tc.obj, tc.old, virtualization.Kind("VirtualMachineInstance").WithVersion(""),

@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -22,8 +23,9 @@ func TestNodeRestriction(t *testing.T) {
 	server := testserver.Start(t, t.TempDir(), testserver.WithFrontProxy(proxy))
 	ctx := t.Context()
 	admin := newClient(t, proxy.As(server, "admin", []string{"system:masters"}, nil))
+	const handler = "system:serviceaccount:virt-system:virt-handler"
 	handlerOf := func(node string) virtclient.Interface {
-		return newClient(t, proxy.As(server, noderestriction.DefaultRestrictedUsers[0],
+		return newClient(t, proxy.As(server, handler,
 			[]string{"system:serviceaccounts"}, map[string][]string{noderestriction.NodeNameExtra: {node}}))
 	}
 
@@ -64,13 +66,50 @@ func TestNodeRestriction(t *testing.T) {
 		t.Errorf("node A deleting node B's VMI: err = %v, want 403", err)
 	}
 	// A handler token without a node name is refused outright.
-	anonymous := newClient(t, proxy.As(server, noderestriction.DefaultRestrictedUsers[0], nil, nil)).VirtualizationV1().VirtualMachineInstances(ns)
+	anonymous := newClient(t, proxy.As(server, handler, nil, nil)).VirtualizationV1().VirtualMachineInstances(ns)
 	vmi, err := anonymous.Get(ctx, "on-a", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := anonymous.UpdateStatus(ctx, vmi, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("handler identity without a node name: err = %v, want 403", err)
+	}
+	// Reads: node A lists and watches its node's VMIs, and nothing else.
+	mine := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("status.nodeName", "node-a").String()}
+	list, err := nodeA.List(ctx, mine)
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "on-a" {
+		t.Errorf("node A listing its VMIs: %v (%v), want on-a", list, err)
+	}
+	w, err := nodeA.Watch(ctx, mine)
+	if err != nil {
+		t.Errorf("node A watching its VMIs: %v", err)
+	} else {
+		w.Stop()
+	}
+	for what, o := range map[string]metav1.ListOptions{
+		"every VMI":        {},
+		"node B's VMIs":    {FieldSelector: fields.OneTermEqualSelector("status.nodeName", "node-b").String()},
+		"all but node B's": {FieldSelector: fields.OneTermNotEqualSelector("status.nodeName", "node-b").String()},
+	} {
+		if _, err := nodeA.List(ctx, o); !apierrors.IsForbidden(err) {
+			t.Errorf("node A listing %s: err = %v, want 403", what, err)
+		}
+		if w, err := nodeA.Watch(ctx, o); !apierrors.IsForbidden(err) {
+			if err == nil {
+				w.Stop()
+			}
+			t.Errorf("node A watching %s: err = %v, want 403", what, err)
+		}
+	}
+	// The same service account in another namespace is restricted too: a
+	// platform moved by an overlay stays confined.
+	moved := newClient(t, proxy.As(server, "system:serviceaccount:virt-elsewhere:virt-handler",
+		[]string{"system:serviceaccounts"}, map[string][]string{noderestriction.NodeNameExtra: {"node-a"}})).VirtualizationV1().VirtualMachineInstances(ns)
+	if _, err := moved.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a virt-handler of another namespace listing every VMI: err = %v, want 403", err)
+	}
+	if _, err := moved.Patch(ctx, "on-b", types.MergePatchType, patch, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a virt-handler of another namespace patching node B's VMI: err = %v, want 403", err)
 	}
 	// Node B's VMI was not touched.
 	b, err := admin.VirtualizationV1().VirtualMachineInstances(ns).Get(ctx, "on-b", metav1.GetOptions{})
