@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/cert"
-	"k8s.io/utils/ptr"
 
 	"kubevirt.dev/virt/internal/servingcert"
 )
@@ -103,7 +102,7 @@ func TestGuestAccessCertificatePerNode(t *testing.T) {
 	t.Run("the handler's identity gets only its own node's certificate", func(t *testing.T) {
 		pod := &pods[0]
 		node := pod.Spec.NodeName
-		bound := handlerClient(t, pod, true)
+		bound := handlerClient(t, podRef(pod))
 		ip := net.ParseIP(pod.Status.PodIP)
 		for _, tc := range []struct {
 			name   string
@@ -119,7 +118,7 @@ func TestGuestAccessCertificatePerNode(t *testing.T) {
 			{name: "an address not its pod's", client: bound, req: servingcert.Request(node, []net.IP{net.ParseIP("198.18.255.254")}), why: "198.18.255.254"},
 			{name: "a client certificate", client: bound, req: servingcert.Request(node, nil),
 				usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}, why: "client auth"},
-			{name: "a token bound to no pod", client: handlerClient(t, pod, false), req: servingcert.Request(node, nil), why: "authentication.kubernetes.io/node-name"},
+			{name: "a token bound to no pod", client: handlerClient(t, nil), req: servingcert.Request(node, nil), why: "authentication.kubernetes.io/node-name"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				usages := tc.usages
@@ -159,26 +158,9 @@ func TestGuestAccessCertificatePerNode(t *testing.T) {
 	})
 }
 
-// handlerClient is a client with a token of virt-handler's service account,
-// bound to pod (so it names the pod's node, as the handler's own) or to
-// nothing.
-func handlerClient(t *testing.T, pod *corev1.Pod, bound bool) kubernetes.Interface {
-	t.Helper()
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
-	if bound {
-		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-	}
-	tok, err := cluster.Kube.CoreV1().ServiceAccounts("virt-system").CreateToken(t.Context(), pod.Spec.ServiceAccountName, req, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := cluster.AnonymousConfig()
-	cfg.BearerToken = tok.Status.Token
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+// podRef binds a token to pod, as the kubelet binds a pod's own.
+func podRef(pod *corev1.Pod) *authenticationv1.BoundObjectReference {
+	return &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
 }
 
 // requestCertificate creates a CSR of the handlers' signer for tmpl with a

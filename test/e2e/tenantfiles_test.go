@@ -248,16 +248,6 @@ func TestTenantCannotHurtTheHandler(t *testing.T) {
 	})
 }
 
-// handlerPod is the node's virt-handler pod.
-func handlerPod(t *testing.T) *corev1.Pod {
-	t.Helper()
-	pods, err := cluster.Kube.CoreV1().Pods("virt-system").List(t.Context(), metav1.ListOptions{LabelSelector: virtHandlerSelector})
-	if err != nil || len(pods.Items) != 1 {
-		t.Fatalf("want one virt-handler pod, got %v (%v)", len(pods.Items), err)
-	}
-	return &pods.Items[0]
-}
-
 // memoryCgroup is the memory cgroup of a process: v1's memory controller
 // where the node mounts it (this one does), else the v2 unified hierarchy.
 type memoryCgroup struct {
