@@ -37,9 +37,10 @@ import (
 // to it would only dangle.)
 var hostSockets = []string{"/var/lib/kubelet-device-plugins/kubelet.sock", "/var/lib/kubelet-device-plugins/virt-tun.sock"}
 
-// handlerKey is the handler's guest-access private key in its container: a
-// file a final state linked to it would make the handler read.
-const handlerKey = "/etc/virt-handler/guest-access/tls.key"
+// handlerKey is the handler's guest-access serving key and certificate in
+// its container (client-go's certificate store: a symlink to the newest
+// pair): a file a final state linked to it would make the handler read.
+const handlerKey = "/var/lib/virt-handler/guest-access/guest-access-serving-current.pem"
 
 // handlerMemoryBound is what the handler's container may use after the
 // attacks; its limit is 256 MiB, where the kernel OOM-kills it.
@@ -356,7 +357,15 @@ func secretsOf(t *testing.T, handlerPID int) map[string]string {
 			}
 		}
 	}
-	key, err := os.ReadFile(root + handlerKey)
+	// The store's link is absolute in the container: resolve it there,
+	// not on the host.
+	keyFile, err := os.Readlink(root + handlerKey)
+	if err == nil && filepath.IsAbs(keyFile) {
+		keyFile = root + keyFile
+	} else if err == nil {
+		keyFile = filepath.Join(filepath.Dir(root+handlerKey), keyFile)
+	}
+	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatalf("the handler's key as the attack links to it: %v", err)
 	}
