@@ -31,6 +31,14 @@
 #     once it is up ("VIRT-GUEST-SPEW <n> ...", ~100 bytes each, as fast as
 #     the serial port takes them), for the test that the serial log stays
 #     bounded,
+#   - with the kernel argument virt.hostileagent=1 runs a hostile guest
+#     agent (bin/virt-hostile-agent) on the virtio-serial port
+#     org.qemu.guest_agent.0: it speaks QGA's protocol but reports an
+#     address that is not an IP, an interface with 10,000 addresses, 1,000
+#     interfaces, a hardware address that is not a MAC, 1 MiB strings and
+#     a string whose cut falls inside a character, for the test that such a report is cut and the VMI's
+#     status still written; "VIRT-GUEST-AGENT <port>" goes to ttyS0 once it
+#     listens,
 #   - prints "VIRT-GUEST-ERROR ..." on ttyS0 when a module does not load or
 #     the big file does not fit,
 #   - then runs an interactive shell (busybox ash as root, no login) on ttyS0,
@@ -121,9 +129,10 @@ copy_module evdev
 # The cloud kernel builds virtio, virtio-pci, virtio-net and virtio-blk as
 # modules; each one here depends only on those before it (their depends=
 # lines), which is the order the init loads them in. virtio_blk gives the
-# guest its disks (vda, vdb, ...: containerDisks, PVCs, empty disks).
+# guest its disks (vda, vdb, ...: containerDisks, PVCs, empty disks),
+# virtio_console its virtio-serial ports (the guest agent's channel).
 net_modules=(failover net_failover virtio_ring virtio virtio_pci_legacy_dev
-  virtio_pci_modern_dev virtio_pci virtio_net virtio_blk)
+  virtio_pci_modern_dev virtio_pci virtio_net virtio_blk virtio_console)
 for mod in "${net_modules[@]}"; do
   copy_module "${mod}"
 done
@@ -257,7 +266,81 @@ esac
 printf 'HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nX-Upstream-Status: %s\r\n\r\n' "$status"
 awk 'body { print; next } { sub(/\r$/, "") } $0 == "" { body = 1 }' "$out"
 EOF
-chmod 755 "${root}/bin/virt-index" "${root}/etc/udhcpc/default.script" "${root}"/www/cgi-bin/*
+# A guest agent that lies: QGA's protocol (a JSON command a line from the
+# host, a JSON answer a line back) answered by busybox sh. It answers
+# guest-sync(-delimited) with the host's id (libvirt syncs before its
+# commands and drops answers of another id), guest-ping and guest-info
+# plainly, and the reports libvirt's virDomainGetGuestInfo asks for
+# (guest-get-osinfo, guest-get-host-name, guest-network-get-interfaces)
+# with hostile data (but no invalid UTF-8: libvirt 9.0 fails to parse such
+# an answer and from then on reports the agent in error), prepared once in
+# /tmp/qga so that each answer is a few cats. Every other command gets QGA's CommandNotFound.
+cat >"${root}/bin/virt-hostile-agent" <<'EOF'
+#!/bin/sh
+name=org.qemu.guest_agent.0
+port=
+# The port's node appears once virtio_console probed it (asynchronously).
+for i in $(seq 100); do
+  for p in /sys/class/virtio-ports/*; do
+    [ "$(cat "$p/name" 2>/dev/null)" = "$name" ] && port="/dev/${p##*/}"
+  done
+  [ -n "$port" ] && [ -e "$port" ] && break
+  port=
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  echo "VIRT-GUEST-ERROR no virtio-serial port $name" >/dev/ttyS0
+  exit 1
+fi
+d=/tmp/qga
+mkdir -p "$d"
+# 1 MiB of "A" (no newline: the file is spliced into a JSON string).
+head -c 1048576 /dev/zero | tr '\0' A >"$d/mib"
+# 255 bytes and then 2-byte characters: cut to 256 bytes, the string must
+# lose the whole first "é". (Bytes that are not UTF-8 never get past
+# libvirt: it refuses the answer, and the agent for good.)
+{ head -c 255 /dev/zero | tr '\0' A; printf '\303\251\303\251'; } >"$d/split"
+# 10,000 valid addresses of one interface.
+awk 'BEGIN { for (i = 0; i < 10000; i++) printf "%s{\"ip-address-type\":\"ipv4\",\"ip-address\":\"198.18.%d.%d\",\"prefix\":15}", (i ? "," : ""), int(i / 256) % 256, i % 256 }' >"$d/addrs"
+# 1,000 more interfaces of one address each.
+awk 'BEGIN { for (i = 0; i < 1000; i++) printf ",{\"name\":\"h%d\",\"hardware-address\":\"52:54:00:01:%02x:%02x\",\"ip-addresses\":[{\"ip-address-type\":\"ipv4\",\"ip-address\":\"198.19.%d.%d\",\"prefix\":15}]}", i, int(i / 256), i % 256, int(i / 256), i % 256 }' >"$d/ifaces"
+exec 3<>"$port"
+echo "VIRT-GUEST-AGENT $port" >/dev/ttyS0
+while :; do
+  # read fails when the host end is closed (libvirt not connected): wait
+  # for it instead of spinning.
+  if ! IFS= read -r line <&3; then
+    sleep 1
+    continue
+  fi
+  id="$(echo "$line" | sed -n 's/.*"id"[^0-9]*\([0-9][0-9]*\).*/\1/p')"
+  case "$line" in
+  *'"guest-sync-delimited"'*) printf '\377{"return": %s}\n' "${id:-0}" >&3 ;;
+  *'"guest-sync"'*) printf '{"return": %s}\n' "${id:-0}" >&3 ;;
+  *'"guest-ping"'*) printf '{"return": {}}\n' >&3 ;;
+  *'"guest-info"'*) printf '{"return": {"version": "virt-hostile-agent", "supported_commands": []}}\n' >&3 ;;
+  *'"guest-get-host-name"'*)
+    { printf '{"return": {"host-name": "'; cat "$d/mib"; printf '"}}\n'; } >&3 ;;
+  *'"guest-get-osinfo"'*)
+    {
+      printf '{"return": {"id": "'; cat "$d/split"; printf '", "name": "'; cat "$d/mib"
+      printf '", "pretty-name": "'; cat "$d/mib"; printf '", "version": "'; cat "$d/split"
+      printf '", "version-id": "1", "kernel-release": "'; cat "$d/mib"
+      printf '", "kernel-version": "x", "machine": "x86_64"}}\n'
+    } >&3 ;;
+  *'"guest-network-get-interfaces"'*)
+    {
+      printf '{"return": [{"name": "eth-not-ip", "hardware-address": "not-a-mac", "ip-addresses": [{"ip-address-type": "ipv4", "ip-address": "not-an-ip", "prefix": 24}]}'
+      printf ', {"name": "eth-many", "hardware-address": "52:54:00:00:00:01", "ip-addresses": ['; cat "$d/addrs"; printf ']}'
+      printf ', {"name": "'; cat "$d/mib"; printf '", "hardware-address": "52:54:00:00:00:02", "ip-addresses": []}'
+      cat "$d/ifaces"
+      printf ']}\n'
+    } >&3 ;;
+  *) printf '{"error": {"class": "CommandNotFound", "desc": "virt-hostile-agent does not know this command"}}\n' >&3 ;;
+  esac
+done
+EOF
+chmod 755 "${root}/bin/virt-index" "${root}/bin/virt-hostile-agent" "${root}/etc/udhcpc/default.script" "${root}"/www/cgi-bin/*
 
 # Each shell runs as a session leader on its terminal (job control, ^C) and
 # is started again when it exits.
@@ -276,12 +359,14 @@ name=virt-guest
 acpi=poweroff
 bigfile=
 spew=
+hostileagent=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     virt.hostname=*) name="${arg#virt.hostname=}" ;;
     virt.acpi=*) acpi="${arg#virt.acpi=}" ;;
     virt.bigfile=*) bigfile="${arg#virt.bigfile=}" ;;
     virt.spew=*) spew="${arg#virt.spew=}" ;;
+    virt.hostileagent=*) hostileagent="${arg#virt.hostileagent=}" ;;
   esac
 done
 hostname "$name"
@@ -345,6 +430,9 @@ fi
 # was kept, in a loop of the shell's builtins (no fork per line).
 if [ "$spew" = 1 ]; then
   (n=0; while :; do n=$((n+1)); echo "VIRT-GUEST-SPEW $n 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"; done) >/dev/ttyS0 2>&1 </dev/null &
+fi
+if [ "$hostileagent" = 1 ]; then
+  virt-hostile-agent </dev/null >/dev/null 2>&1 &
 fi
 # busybox init runs the shells of /etc/inittab (and reaps orphans). Started
 # by a shell script instead, they would inherit the ignored SIGINT of a
