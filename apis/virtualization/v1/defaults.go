@@ -51,6 +51,7 @@ func SetDefaults_VirtualMachineInstanceSpec(spec *VirtualMachineInstanceSpec) {
 	if d.CPU.Threads == 0 {
 		d.CPU.Threads = 1
 	}
+	setDefaultRequestsFromLimits(&d.Resources)
 	if req, ok := d.Resources.Requests[corev1.ResourceMemory]; ok && (d.Memory == nil || d.Memory.Guest == nil) {
 		if d.Memory == nil {
 			d.Memory = &Memory{}
@@ -69,6 +70,27 @@ func SetDefaults_VirtualMachineInstanceSpec(spec *VirtualMachineInstanceSpec) {
 	setDefaultPodNetwork(spec)
 	setDefaultVolumeDisks(spec)
 	setDefaultInputDevice(spec)
+}
+
+// setDefaultRequestsFromLimits takes a CPU or memory limit without a
+// request as the request too, as Kubernetes does for a container and
+// KubeVirt's defaulting for a VMI: a manifest that sizes its guest with
+// resources.limits.memory alone (Harvester's templates do) gets that much
+// guest memory, which the memory request then gives it.
+func setDefaultRequestsFromLimits(r *ResourceRequirements) {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		limit, ok := r.Limits[name]
+		if !ok || limit.IsZero() {
+			continue
+		}
+		if request, ok := r.Requests[name]; ok && !request.IsZero() {
+			continue
+		}
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		r.Requests[name] = limit.DeepCopy()
+	}
 }
 
 // setDefaultVolumeDisks gives every volume that no disk (nor file system)

@@ -57,6 +57,37 @@ func TestVirtualMachineInstanceDefaults(t *testing.T) {
 			equal(t, got.Domain.Memory.Guest.String(), "1Gi")
 		},
 	}, {
+		// As Kubernetes and KubeVirt do: Harvester's templates size the
+		// guest with the memory limit alone.
+		name: "memory and CPU requests and guest memory from the limits",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Resources: virtv1.ResourceRequirements{
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourceCPU: resource.MustParse("2")}}}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Resources.Requests.Memory().String(), "2Gi")
+			equal(t, got.Domain.Resources.Requests.Cpu().String(), "2")
+			equal(t, got.Domain.Memory.Guest.String(), "2Gi")
+			equal(t, got.Domain.Resources.Limits.Memory().String(), "2Gi")
+		},
+	}, {
+		name: "given requests kept below the limits",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Resources: virtv1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("500m")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourceCPU: resource.MustParse("2")}}}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Resources.Requests.Memory().String(), "1Gi")
+			equal(t, got.Domain.Resources.Requests.Cpu().String(), "500m")
+			equal(t, got.Domain.Memory.Guest.String(), "1Gi")
+		},
+	}, {
+		name: "guest memory given, request from the limit",
+		spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Memory:    &virtv1.Memory{Guest: ptr.To(resource.MustParse("1Gi"))},
+			Resources: virtv1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}},
+		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
+			equal(t, got.Domain.Memory.Guest.String(), "1Gi")
+			equal(t, got.Domain.Resources.Requests.Memory().String(), "2Gi")
+		},
+	}, {
 		name: "no memory request, no guest memory invented",
 		check: func(t *testing.T, got virtv1.VirtualMachineInstanceSpec) {
 			equal(t, got.Domain.Memory, (*virtv1.Memory)(nil))

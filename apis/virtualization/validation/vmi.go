@@ -150,7 +150,7 @@ func validateCPU(cpu *virtualization.CPU, fldPath *field.Path) field.ErrorList {
 func validateMemory(d *virtualization.DomainSpec, fldPath *field.Path) field.ErrorList {
 	guestPath := fldPath.Child("memory", "guest")
 	if d.Memory == nil || d.Memory.Guest == nil {
-		return field.ErrorList{field.Required(guestPath, "the guest needs memory: set spec.domain.memory.guest or spec.domain.resources.requests.memory")}
+		return field.ErrorList{field.Required(guestPath, "the guest needs memory: set spec.domain.memory.guest, spec.domain.resources.requests.memory or spec.domain.resources.limits.memory")}
 	}
 	guest := d.Memory.Guest
 	var allErrs field.ErrorList
