@@ -72,10 +72,11 @@ func readOnlyToolsMount() corev1.VolumeMount {
 }
 
 // containerDiskName names the container holding volume name, the i-th of
-// the VMI: after the volume, unless that would pass the 63 characters of a
-// container name (a volume name may have 63 itself), then by its index.
+// the VMI: after the volume, unless that would be no container name (a
+// volume name may have 63 characters itself, and underscores or capitals,
+// as KubeVirt's do), then by its index.
 func containerDiskName(i int, name string) string {
-	if n := containerDiskPrefix + name; len(n) <= validation.DNS1123LabelMaxLength {
+	if n := containerDiskPrefix + name; len(validation.IsDNS1123Label(n)) == 0 {
 		return n
 	}
 	return containerDiskPrefix + strconv.Itoa(i)

@@ -1,6 +1,7 @@
 package launcherpod
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -346,5 +348,59 @@ func TestContainerDiskName(t *testing.T) {
 	}
 	if got := containerDiskName(3, long); got != "volume-3" {
 		t.Errorf("containerDiskName of a 63-character volume = %q, want volume-3", got)
+	}
+	if got := containerDiskName(2, "vmi-shared_disk"); got != "volume-2" {
+		t.Errorf("containerDiskName of a volume with an underscore = %q, want volume-2", got)
+	}
+}
+
+// The volume names KubeVirt's users write and the API takes (underscores,
+// capitals) render a pod Kubernetes takes: every container and volume name
+// a DNS label, every mount below its root with the volume's name as one
+// path element.
+func TestNewVolumeNamesKubeVirtAllows(t *testing.T) {
+	names := []string{"vmi-shared_disk", "Data_PVC", "CI_x"}
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Volumes = []virtv1.Volume{
+			{Name: names[0], VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:1"}}},
+			{Name: names[1], VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: claim("windows_pvc")}},
+			{Name: names[2], VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{
+				SecretRef: &corev1.LocalObjectReference{Name: "ud"}, NetworkDataSecretRef: &corev1.LocalObjectReference{Name: "nd"}}}},
+		}
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := func(what, name string) {
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			t.Errorf("%s %q is no DNS label: %v", what, name, errs)
+		}
+	}
+	mounts := map[string]bool{}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		label("container", c.Name)
+		for _, m := range c.VolumeMounts {
+			label("volume mount of "+c.Name, m.Name)
+			if filepath.Clean(m.MountPath) != m.MountPath {
+				t.Errorf("mount path %q is not clean", m.MountPath)
+			}
+			for _, n := range names {
+				if strings.Contains(m.MountPath, n) {
+					mounts[n] = true
+					if !strings.Contains(m.MountPath, "/"+n+"/") && !strings.HasSuffix(m.MountPath, "/"+n) {
+						t.Errorf("mount path %q holds %q other than as a path element", m.MountPath, n)
+					}
+				}
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		label("volume", v.Name)
+	}
+	for _, n := range names[1:] {
+		if !mounts[n] {
+			t.Errorf("no mount for volume %q", n)
+		}
 	}
 }

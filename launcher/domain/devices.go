@@ -50,9 +50,9 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 		case disk.CDRom != nil && disk.Disk != nil:
 			return fmt.Errorf("disk %q: disk and cdrom are exclusive", disk.Name)
 		case disk.CDRom != nil:
-			if disk.CDRom.ReadOnly != nil && !*disk.CDRom.ReadOnly {
-				return fmt.Errorf("disk %q: a writable cdrom is not supported", disk.Name)
-			}
+			// readonly: false changes nothing: libvirt gives a CD-ROM a
+			// read-only medium whatever the domain says, and KubeVirt
+			// accepts the field so; the API warns of it.
 			dd.Device = "cdrom"
 			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 			tray = string(disk.CDRom.Tray)

@@ -307,10 +307,6 @@ func TestConvertErrors(t *testing.T) {
 			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "other"}}
 			v.Spec.Volumes = []virtv1.Volume{volume("other", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{}})}
 		}, wantErr: "no file prepared"},
-		{name: "writable cdrom", mutate: func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{ReadOnly: ptr.To(false)}}}}
-			v.Spec.Volumes = []virtv1.Volume{volume("iso", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "i"}})}
-		}, wantErr: "writable cdrom"},
 		{name: "kernel boot without kernel", host: func(h *Host) { h.Kernel = "" }, mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{}}
 		}, wantErr: "no kernel file"},
@@ -393,5 +389,30 @@ func TestTPMDisabledIsNoTPM(t *testing.T) {
 	}
 	if len(d.Devices.TPMs) != 0 {
 		t.Errorf("TPMs = %+v, want none", d.Devices.TPMs)
+	}
+}
+
+// A CD-ROM with readonly: false, which KubeVirt's users write, is the same
+// read-only CD-ROM: libvirt gives a CD-ROM's medium no write access anyway.
+func TestWritableCDROMIsReadOnly(t *testing.T) {
+	d, err := Convert(newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "iso_1", DiskDevice: virtv1.DiskDevice{
+			CDRom: &virtv1.CDRomTarget{Bus: virtv1.DiskBusSATA, ReadOnly: ptr.To(false)}}}}
+		v.Spec.Volumes = []virtv1.Volume{volume("iso_1", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "i"}})}
+	}), func() Host {
+		h := testHost()
+		h.Disks["iso_1"] = Disk{Path: "/var/run/virt-disks/iso_1/disk.img", Format: FormatRaw}
+		return h
+	}())
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	if len(d.Devices.Disks) != 1 {
+		t.Fatalf("disks = %+v, want the CD-ROM", d.Devices.Disks)
+	}
+	cd := d.Devices.Disks[0]
+	if cd.Device != "cdrom" || cd.ReadOnly == nil || cd.Target.Bus != "sata" || cd.Alias.Name != "ua-iso_1" {
+		t.Errorf("CD-ROM = device %q, read-only %v, bus %q, alias %q; want a read-only SATA cdrom ua-iso_1",
+			cd.Device, cd.ReadOnly != nil, cd.Target.Bus, cd.Alias.Name)
 	}
 }

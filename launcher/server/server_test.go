@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
@@ -467,5 +468,25 @@ func TestSyncOfRunningDomainSucceeds(t *testing.T) {
 	d, err := f.sync(t)
 	if err != nil || d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING {
 		t.Fatalf("Sync of a running domain = %v, %v; want it RUNNING without error", d, err)
+	}
+}
+
+// The volume names KubeVirt's users write and the API takes (underscores,
+// capitals) and a CD-ROM with readonly: false make a domain libvirt
+// defines, with the disks' files under the volumes' names.
+func TestSyncTakesVolumeNamesKubeVirtAllows(t *testing.T) {
+	f := newFixture(t)
+	f.vmi.Spec.Domain.Devices.Disks = []virtv1.Disk{
+		{Name: "vmi-shared_disk", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}},
+		{Name: "CI_x", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Bus: virtv1.DiskBusSATA, ReadOnly: ptr.To(false)}}},
+	}
+	f.vmi.Spec.Volumes[0].Name, f.vmi.Spec.Volumes[1].Name = "vmi-shared_disk", "CI_x"
+	if _, err := f.sync(t); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	for _, p := range []string{"disks/vmi-shared_disk/disk.img", "disks/CI_x/nocloud.iso"} {
+		if _, err := os.Stat(filepath.Join(f.dir, p)); err != nil {
+			t.Errorf("Sync did not prepare %s: %v", p, err)
+		}
 	}
 }

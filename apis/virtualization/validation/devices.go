@@ -6,10 +6,13 @@ import (
 	"net"
 	"net/netip"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
+	apipath "k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -33,7 +36,7 @@ func validateVolumes(volumes []virtualization.Volume, fldPath *field.Path) (sets
 	names := sets.New[string]()
 	for i, v := range volumes {
 		p := fldPath.Index(i)
-		allErrs = append(allErrs, validateName(v.Name, p.Child("name"))...)
+		allErrs = append(allErrs, validateVolumeName(v.Name, p.Child("name"))...)
 		if names.Has(v.Name) {
 			allErrs = append(allErrs, field.Duplicate(p.Child("name"), v.Name))
 		}
@@ -67,7 +70,12 @@ func validateVolumeSource(src *virtualization.VolumeSource, fldPath *field.Path)
 	}
 	if pvc := src.PersistentVolumeClaim; pvc != nil {
 		set++
-		allErrs = append(allErrs, validateDNSSubdomain(pvc.ClaimName, fldPath.Child("persistentVolumeClaim", "claimName"))...)
+		// Kubernetes takes any claim name a URL path can carry in a pod,
+		// and so does KubeVirt: one no claim can have is a warning
+		// (warning.go), the guest then lacks it like any missing claim.
+		for _, msg := range apipath.IsValidPathSegmentName(pvc.ClaimName) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("persistentVolumeClaim", "claimName"), pvc.ClaimName, msg))
+		}
 		if pvc.ClaimName == "" {
 			allErrs = append(allErrs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), "the name of a claim in the VMI's namespace"))
 		}
@@ -168,7 +176,7 @@ func validateDisks(disks []virtualization.Disk, volumes sets.Set[string], fldPat
 	names := sets.New[string]()
 	for i, d := range disks {
 		p := fldPath.Index(i)
-		allErrs = append(allErrs, validateName(d.Name, p.Child("name"))...)
+		allErrs = append(allErrs, validateVolumeName(d.Name, p.Child("name"))...)
 		if names.Has(d.Name) {
 			allErrs = append(allErrs, field.Duplicate(p.Child("name"), d.Name))
 		}
@@ -184,15 +192,39 @@ func validateDisks(disks []virtualization.Disk, volumes sets.Set[string], fldPat
 		case d.Disk != nil:
 			allErrs = append(allErrs, validateBus(d.Disk.Bus, diskBuses, p.Child("disk", "bus"))...)
 		case d.CDRom != nil:
+			// readonly: false is accepted as KubeVirt accepts it; libvirt
+			// gives a guest's CD-ROM a read-only medium either way
+			// (warning.go says so).
 			allErrs = append(allErrs, validateBus(d.CDRom.Bus, cdromBuses, p.Child("cdrom", "bus"))...)
-			if d.CDRom.ReadOnly != nil && !*d.CDRom.ReadOnly {
-				allErrs = append(allErrs, field.Invalid(p.Child("cdrom", "readonly"), false, "a CD-ROM is read-only"))
-			}
 		default:
 			allErrs = append(allErrs, field.Required(p.Child("disk"), "a device type is required: disk or cdrom"))
 		}
 	}
 	return allErrs
+}
+
+// volumeNameRegexp is what a volume's (and its disk's) name may be. KubeVirt
+// does not restrict it; here it becomes a directory name in the launcher
+// pod and the disk's libvirt alias, ua-<name>, which libvirt's domain XML
+// allows [a-zA-Z0-9_-] only (formatdomain, "alias"): so a DNS label, and
+// also the underscores and capitals KubeVirt's users write
+// (vmi-shared_disk), but no dot, and so no "." or ".." as a path element
+// either. Where it would be part of a container's name (containerDisk) and
+// is no DNS label, the launcher pod numbers the container instead.
+var volumeNameRegexp = regexp.MustCompile(`^[-_A-Za-z0-9]+$`)
+
+// validateVolumeName is validateName for volumes and disks.
+func validateVolumeName(name string, fldPath *field.Path) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(fldPath, "a name is required")}
+	case len(name) > validation.DNS1123LabelMaxLength:
+		return field.ErrorList{field.TooLong(fldPath, name, validation.DNS1123LabelMaxLength)}
+	case !volumeNameRegexp.MatchString(name):
+		return field.ErrorList{field.Invalid(fldPath, name, "must consist of letters, digits, '-' and '_' only: "+
+			"it names the disk's libvirt alias, which takes no other characters, and its file in the launcher pod")}
+	}
+	return nil
 }
 
 func validateBus(bus virtualization.DiskBus, supported []virtualization.DiskBus, fldPath *field.Path) field.ErrorList {

@@ -108,10 +108,38 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		{name: "bad disk bus", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks[0].Disk.Bus = "ide"
 		}, wantPaths: []string{"spec.domain.devices.disks[0].disk.bus"}},
-		{name: "writable cdrom", mutate: func(v *virtualization.VirtualMachineInstance) {
+		// KubeVirt takes it; libvirt's CD-ROM medium is read-only anyway
+		// (a warning says so).
+		{name: "writable cdrom accepted", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks[1].Disk = nil
 			v.Spec.Domain.Devices.Disks[1].CDRom = &virtualization.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(false)}
-		}, wantPaths: []string{"spec.domain.devices.disks[1].cdrom.readonly"}},
+		}},
+		// KubeVirt's users write underscores and capitals (vmi-shared_disk):
+		// libvirt's aliases and file names take them.
+		{name: "volume and disk name with an underscore and capitals", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].Name, v.Spec.Domain.Devices.Disks[1].Name = "Shared_disk", "Shared_disk"
+		}},
+		// libvirt's alias ua-<name> takes no dot, and a path no slash.
+		{name: "volume and disk name with a dot", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].Name, v.Spec.Domain.Devices.Disks[1].Name = "data.img", "data.img"
+		}, wantPaths: []string{"spec.volumes[1].name", "spec.domain.devices.disks[1].name"}},
+		{name: "volume and disk name with a slash", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].Name, v.Spec.Domain.Devices.Disks[1].Name = "../x", "../x"
+		}, wantPaths: []string{"spec.volumes[1].name", "spec.domain.devices.disks[1].name"}},
+		{name: "volume name too long", mutate: func(v *virtualization.VirtualMachineInstance) {
+			long := strings.Repeat("a", 64)
+			v.Spec.Volumes[1].Name, v.Spec.Domain.Devices.Disks[1].Name = long, long
+		}, wantPaths: []string{"spec.volumes[1].name", "spec.domain.devices.disks[1].name"}},
+		// A claim name no claim can have is a warning, as Kubernetes takes
+		// it in a pod; one no URL can carry is refused.
+		{name: "claim name with an underscore accepted", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].VolumeSource = virtualization.VolumeSource{PersistentVolumeClaim: &virtualization.PersistentVolumeClaimVolumeSource{
+				ClaimName: "windows_pvc"}}
+		}},
+		{name: "claim name with a slash", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Volumes[1].VolumeSource = virtualization.VolumeSource{PersistentVolumeClaim: &virtualization.PersistentVolumeClaimVolumeSource{
+				ClaimName: "a/b"}}
+		}, wantPaths: []string{"spec.volumes[1].persistentVolumeClaim.claimName"}},
 		{name: "duplicate boot order", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks[1].BootOrder = ptr.To(uint32(1))
 		}, wantPaths: []string{"spec.domain.devices.disks[1].bootOrder"}},
@@ -278,5 +306,16 @@ func TestVirtualMachineInstanceWarnings(t *testing.T) {
 	vmi.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("32Mi"))
 	if w := VirtualMachineInstanceWarnings(&vmi.Spec, ""); len(w) != 2 {
 		t.Errorf("want 2 warnings (grace 0, little memory), got %v", w)
+	}
+
+	vmi = validVMI()
+	vmi.Spec.Domain.Devices.Disks[1].Disk = nil
+	vmi.Spec.Domain.Devices.Disks[1].CDRom = &virtualization.CDRomTarget{Bus: "sata", ReadOnly: ptr.To(false)}
+	vmi.Spec.Volumes[0].VolumeSource = virtualization.VolumeSource{PersistentVolumeClaim: &virtualization.PersistentVolumeClaimVolumeSource{
+		ClaimName: "windows_pvc"}}
+	w := VirtualMachineInstanceWarnings(&vmi.Spec, "")
+	if len(w) != 2 || !strings.Contains(w[0], "disks[1].cdrom.readonly: a CD-ROM's medium is read-only") ||
+		!strings.Contains(w[1], `volumes[0].persistentVolumeClaim.claimName: no PersistentVolumeClaim can be named "windows_pvc"`) {
+		t.Errorf("want warnings for the writable CD-ROM and the claim name, got %q", w)
 	}
 }

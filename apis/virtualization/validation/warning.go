@@ -3,6 +3,8 @@ package validation
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"kubevirt.dev/virt/apis/virtualization"
 )
 
@@ -33,6 +35,16 @@ func VirtualMachineInstanceWarnings(spec *virtualization.VirtualMachineInstanceS
 		}
 		if p := f.Pvspinlock; p != nil && (p.Enabled == nil || *p.Enabled) {
 			warn("spec.domain.features.pvspinlock: paravirtual spinlocks apply on nodes with KVM only; under software emulation the guest runs without them")
+		}
+	}
+	for i, d := range spec.Domain.Devices.Disks {
+		if d.CDRom != nil && d.CDRom.ReadOnly != nil && !*d.CDRom.ReadOnly {
+			warn("spec.domain.devices.disks[%d].cdrom.readonly: a CD-ROM's medium is read-only whatever readonly says (libvirt's, as under KubeVirt); use a disk for a volume the guest writes to", i)
+		}
+	}
+	for i, v := range spec.Volumes {
+		if pvc := v.PersistentVolumeClaim; pvc != nil && len(validation.IsDNS1123Subdomain(pvc.ClaimName)) > 0 {
+			warn("spec.volumes[%d].persistentVolumeClaim.claimName: no PersistentVolumeClaim can be named %q (claim names are lower case DNS subdomains): the guest cannot start with it", i, pvc.ClaimName)
 		}
 	}
 	if spec.Domain.Resources.OvercommitGuestOverhead {
