@@ -44,6 +44,20 @@ func TestResources(t *testing.T) {
 		requests: corev1.ResourceList{corev1.ResourceMemory: q("361Mi"), corev1.ResourceCPU: q("500m")},
 		limits:   corev1.ResourceList{corev1.ResourceCPU: q("500m")},
 	}, {
+		// Harvester's templates give memory as a limit alone: defaulted,
+		// the limit is the request and the guest's memory, and the pod
+		// gets the overhead on both, so the guest is not killed at its
+		// own size.
+		name: "memory limit only, defaulted",
+		mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Memory = nil
+			v.Spec.Domain.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: q("256Mi")}
+			virtv1.SetDefaults_VirtualMachineInstanceSpec(&v.Spec)
+		},
+		// overhead 160 + 64 + 8 + 2 = 234Mi
+		requests: corev1.ResourceList{corev1.ResourceMemory: q("490Mi"), corev1.ResourceCPU: q("100m")},
+		limits:   corev1.ResourceList{corev1.ResourceMemory: q("490Mi")},
+	}, {
 		name: "overcommitted overhead",
 		mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Resources.OvercommitGuestOverhead = true
