@@ -10,6 +10,16 @@
 // same manifests to a cluster (kubectl create --dry-run=server) and hold the
 // answers to the same expectations.
 //
+// The corpora (corpus.go) are manifests written by others, read where they
+// are kept as published (../shared/kubevirt-manifests, or
+// $VIRT_KUBEVIRT_MANIFESTS), never copied into the project: the
+// KubeVirt user guide's and blogs', common-templates', Harvester's and
+// others' (userguide), KubeVirt's own examples (examples), and the
+// instancetypes and preferences those take for granted (setup, the test's
+// and not the product's). One expectation file, corpora/EXPECT.tsv, says
+// what the server answers to each; test/integration/apiserver's
+// TestCorpora holds the server to it, so that a new refusal fails.
+//
 // It owns the manifests and their expectations; it must not import the
 // platform's packages, so that any test can use it.
 package compat

@@ -191,3 +191,22 @@ func unsetFields(v reflect.Value, path string) []string {
 	}
 	return out
 }
+
+// Every manifest of the corpora (manifests written by others) decodes
+// strictly once moved: none has a field the schema does not know. What the
+// server answers to each is test/integration/apiserver's TestCorpora.
+func TestCorpusManifestsDecodeStrictly(t *testing.T) {
+	manifests, err := compat.CorpusManifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(manifests) < 90 {
+		t.Fatalf("%d corpus manifests; the corpora hold 50 of the user guide's and others', 35 of KubeVirt's examples and the setup", len(manifests))
+	}
+	decoder := strictDecoder()
+	for _, m := range manifests {
+		if _, err := runtime.Decode(decoder, m.Moved()); err != nil {
+			t.Errorf("%s (%s): strict decoding: %v", m.Path, m.Source, err)
+		}
+	}
+}
