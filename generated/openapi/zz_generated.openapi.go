@@ -19531,12 +19531,12 @@ func schema_virt_apis_virtualization_v1_ControllerRevisionRef(ref common.Referen
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ControllerRevisionRef names a ControllerRevision in the VM's namespace.",
+				Description: "ControllerRevisionRef names a VirtualMachineInstancetypeRevision in the VM's namespace.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Name of the ControllerRevision.",
+							Description: "Name of the revision.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21753,7 +21753,7 @@ func schema_virt_apis_virtualization_v1_InstancetypeMatcher(ref common.Reference
 					},
 					"revisionName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the instancetype the VM uses. The VM controller captures it the first time it sees the VM, so later edits of the instancetype do not change the VM; clear it (with the name, or alone) to take the instancetype as it is now.",
+							Description: "RevisionName is the VirtualMachineInstancetypeRevision, in the VM's namespace, holding the copy of the instancetype the VM uses (where KubeVirt names an apps/v1 ControllerRevision). The VM controller captures it the first time it sees the VM, so later edits of the instancetype do not change the VM; clear it (with the name, or alone) to take the instancetype as it is now.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21801,7 +21801,7 @@ func schema_virt_apis_virtualization_v1_InstancetypeStatusRef(ref common.Referen
 					},
 					"controllerRevisionRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ControllerRevisionRef names the ControllerRevision holding the copy.",
+							Description: "ControllerRevisionRef names the revision holding the copy (KubeVirt's field name; here a VirtualMachineInstancetypeRevision).",
 							Ref:         ref(virtualizationv1.ControllerRevisionRef{}.OpenAPIModelName()),
 						},
 					},
@@ -23025,7 +23025,7 @@ func schema_virt_apis_virtualization_v1_PreferenceMatcher(ref common.ReferenceCa
 					},
 					"revisionName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the preference the VM uses (see InstancetypeMatcher).",
+							Description: "RevisionName is the VirtualMachineInstancetypeRevision, in the VM's namespace, holding the copy of the preference the VM uses (see InstancetypeMatcher).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
