@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,8 +11,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/client-go/kubernetes"
-	restclient "k8s.io/client-go/rest"
 
 	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -22,17 +19,20 @@ import (
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineclusterinstancetype"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineclusterpreference"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancetype"
+	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancetyperevision"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachinepreference"
 	"kubevirt.dev/virt/internal/instancetype"
 )
 
 // instancetypeStorage is the storage of the four kinds a VM's
-// spec.instancetype and spec.preference refer to.
+// spec.instancetype and spec.preference refer to, and of the revisions VMs
+// are pinned to.
 type instancetypeStorage struct {
 	instancetypes        *virtualmachineinstancetype.REST
 	clusterInstancetypes *virtualmachineclusterinstancetype.REST
 	preferences          *virtualmachinepreference.REST
 	clusterPreferences   *virtualmachineclusterpreference.REST
+	revisions            *virtualmachineinstancetyperevision.REST
 }
 
 func newInstancetypeStorage(optsGetter generic.RESTOptionsGetter) (*instancetypeStorage, error) {
@@ -50,31 +50,34 @@ func newInstancetypeStorage(optsGetter generic.RESTOptionsGetter) (*instancetype
 	if s.clusterPreferences, err = virtualmachineclusterpreference.NewREST(Scheme, optsGetter); err != nil {
 		return nil, err
 	}
+	if s.revisions, err = virtualmachineinstancetyperevision.NewREST(Scheme, optsGetter); err != nil {
+		return nil, err
+	}
 	return &s, nil
 }
 
 // storage maps each resource to its storage, for the API group.
 func (s *instancetypeStorage) storage() map[string]rest.Storage {
 	return map[string]rest.Storage{
-		"virtualmachineinstancetypes":        s.instancetypes,
-		"virtualmachineclusterinstancetypes": s.clusterInstancetypes,
-		"virtualmachinepreferences":          s.preferences,
-		"virtualmachineclusterpreferences":   s.clusterPreferences,
+		"virtualmachineinstancetypes":         s.instancetypes,
+		"virtualmachineclusterinstancetypes":  s.clusterInstancetypes,
+		"virtualmachinepreferences":           s.preferences,
+		"virtualmachineclusterpreferences":    s.clusterPreferences,
+		"virtualmachineinstancetyperevisions": s.revisions,
 	}
 }
 
-// expander expands VMs with the instancetypes and preferences of this
-// server's own storage, and with the revisions of them in the
-// kube-apiserver (none when standalone).
+// expander expands VMs with the instancetypes, preferences and revisions
+// of this server's own storage: validating a VM reads nothing from the
+// kube-apiserver.
 type expander struct {
 	source instancetype.Source
 }
 
 var _ virtualmachine.Expander = &expander{}
 
-// newExpander reads revisions through kube, nil when the server has no
-// kube-apiserver.
-func (s *instancetypeStorage) newExpander(kube kubernetes.Interface) *expander {
+// newExpander reads the storage of the five kinds.
+func (s *instancetypeStorage) newExpander() *expander {
 	get := func(store *genericregistry.Store, ctx context.Context, namespace, name string, out runtime.Object) error {
 		obj, err := store.Get(genericapirequest.WithNamespace(ctx, namespace), name, &metav1.GetOptions{})
 		if err != nil {
@@ -99,11 +102,10 @@ func (s *instancetypeStorage) newExpander(kube kubernetes.Interface) *expander {
 			out := &virtv1.VirtualMachineClusterPreference{}
 			return out, get(s.clusterPreferences.Store, ctx, "", name, out)
 		},
-	}
-	if kube != nil {
-		src.Revision = func(ctx context.Context, namespace, name string) (*appsv1.ControllerRevision, error) {
-			return kube.AppsV1().ControllerRevisions(namespace).Get(ctx, name, metav1.GetOptions{})
-		}
+		Revision: func(ctx context.Context, namespace, name string) (*virtv1.VirtualMachineInstancetypeRevision, error) {
+			out := &virtv1.VirtualMachineInstancetypeRevision{}
+			return out, get(s.revisions.Store, ctx, namespace, name, out)
+		},
 	}
 	return &expander{source: src}
 }
@@ -128,19 +130,4 @@ func (e *expander) Expand(ctx context.Context, vm *virtualization.VirtualMachine
 		return nil, nil, fmt.Errorf("convert expanded VM %s: %w", vm.Name, err)
 	}
 	return out, nil, nil
-}
-
-// kubeClient is a client of the kube-apiserver, nil for a standalone
-// server.
-func kubeClient(config *restclient.Config) (kubernetes.Interface, error) {
-	if config == nil {
-		return nil, nil
-	}
-	config = restclient.CopyConfig(config)
-	config.ContentType = runtime.ContentTypeProtobuf
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("client for ControllerRevisions: %w", err)
-	}
-	return client, nil
 }

@@ -132,11 +132,7 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	kube, err := kubeClient(c.Generic.ClientConfig)
-	if err != nil {
-		return nil, err
-	}
-	expander := sizes.newExpander(kube)
+	expander := sizes.newExpander()
 	vm, vmStatus, err := virtualmachine.NewREST(Scheme, c.Generic.RESTOptionsGetter, expander)
 	if err != nil {
 		return nil, err

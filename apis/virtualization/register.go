@@ -50,6 +50,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineClusterPreferenceList{},
 		&VirtualMachineInstanceReplicaSet{},
 		&VirtualMachineInstanceReplicaSetList{},
+		&VirtualMachineInstancetypeRevision{},
+		&VirtualMachineInstancetypeRevisionList{},
 	)
 	return nil
 }

@@ -447,11 +447,12 @@ type InstancetypeMatcher struct {
 	// VirtualMachineInstancetype (in the VM's namespace); the lower-case
 	// singular and plural resource names are accepted too.
 	Kind string
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the instancetype the VM uses. The VM controller captures
-	// it the first time it sees the VM, so later edits of the instancetype
-	// do not change the VM; clear it (with the name, or alone) to take the
-	// instancetype as it is now.
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the instancetype the VM uses (where
+	// KubeVirt names an apps/v1 ControllerRevision). The VM controller
+	// captures it the first time it sees the VM, so later edits of the
+	// instancetype do not change the VM; clear it (with the name, or alone)
+	// to take the instancetype as it is now.
 	RevisionName string
 	// InferFromVolume is KubeVirt's inference of the instancetype from a
 	// volume's labels. Not supported: setting it is refused.
@@ -470,8 +471,9 @@ type PreferenceMatcher struct {
 	// VirtualMachinePreference (in the VM's namespace); the lower-case
 	// singular and plural resource names are accepted too.
 	Kind string
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the preference the VM uses (see InstancetypeMatcher).
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the preference the VM uses (see
+	// InstancetypeMatcher).
 	RevisionName string
 	// InferFromVolume is not supported: setting it is refused.
 	InferFromVolume string
@@ -486,12 +488,14 @@ type InstancetypeStatusRef struct {
 	Name string
 	// Kind of the instancetype or preference.
 	Kind string
-	// ControllerRevisionRef names the ControllerRevision holding the copy.
+	// ControllerRevisionRef names the revision holding the copy (KubeVirt's
+	// field name; here a VirtualMachineInstancetypeRevision).
 	ControllerRevisionRef *ControllerRevisionRef
 }
 
-// ControllerRevisionRef names a ControllerRevision in the VM's namespace.
+// ControllerRevisionRef names a VirtualMachineInstancetypeRevision in the
+// VM's namespace.
 type ControllerRevisionRef struct {
-	// Name of the ControllerRevision.
+	// Name of the revision.
 	Name string
 }

@@ -161,7 +161,7 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	sizes := virtualmachine.NewInstancetypes(kube, virtFactory.Virtualization().V1())
+	sizes := virtualmachine.NewInstancetypes(virt, virtFactory.Virtualization().V1())
 	vmCtrl, err := virtualmachine.New(ctx, virt, virtFactory.Virtualization().V1().VirtualMachines(), vmis, sizes, recorder, o.Backoff, c)
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -28,7 +27,6 @@ var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 type fixture struct {
 	t        *testing.T
 	virt     *virtfake.Clientset
-	kube     *kubefake.Clientset
 	factory  virtinformers.SharedInformerFactory
 	ctrl     *Controller
 	recorder *record.FakeRecorder
@@ -56,8 +54,8 @@ func newFixture(t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMach
 	})
 	factory := virtinformers.NewSharedInformerFactory(f.virt, 0)
 	vms, vmis := factory.Virtualization().V1().VirtualMachines(), factory.Virtualization().V1().VirtualMachineInstances()
-	f.kube, f.factory = kubefake.NewClientset(), factory
-	sizes := NewInstancetypes(f.kube, factory.Virtualization().V1())
+	f.factory = factory
+	sizes := NewInstancetypes(f.virt, factory.Virtualization().V1())
 	ctrl, err := New(t.Context(), f.virt, vms, vmis, sizes, f.recorder, Backoff{Base: 10 * time.Second, Max: time.Minute, Window: time.Minute}, f.clock)
 	if err != nil {
 		t.Fatal(err)

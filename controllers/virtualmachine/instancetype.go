@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"maps"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions/virtualization/v1"
 	"kubevirt.dev/virt/internal/instancetype"
 )
@@ -33,10 +32,11 @@ const (
 
 // Instancetypes is where the VM controller reads the instancetypes and
 // preferences VMs reference (informers of the four kinds) and keeps the
-// revisions it captures of them (ControllerRevisions in the VM's
-// namespace, in the kube-apiserver, as KubeVirt keeps them).
+// revisions it captures of them (VirtualMachineInstancetypeRevisions in
+// the VM's namespace, in the platform's store, where KubeVirt keeps
+// ControllerRevisions in the kube-apiserver).
 type Instancetypes struct {
-	kube   kubernetes.Interface
+	virt   virtclient.Interface
 	source instancetype.Source
 	synced []cache.InformerSynced
 	// informers enqueue the VMs that reference an object when it appears
@@ -45,11 +45,11 @@ type Instancetypes struct {
 }
 
 // NewInstancetypes reads the four kinds from informers and revisions
-// through kube.
-func NewInstancetypes(kube kubernetes.Interface, informers virtinformers.Interface) *Instancetypes {
+// through virt.
+func NewInstancetypes(virt virtclient.Interface, informers virtinformers.Interface) *Instancetypes {
 	its, cits := informers.VirtualMachineInstancetypes(), informers.VirtualMachineClusterInstancetypes()
 	prefs, cprefs := informers.VirtualMachinePreferences(), informers.VirtualMachineClusterPreferences()
-	i := &Instancetypes{kube: kube}
+	i := &Instancetypes{virt: virt}
 	for _, inf := range []cache.SharedIndexInformer{its.Informer(), cits.Informer(), prefs.Informer(), cprefs.Informer()} {
 		i.synced = append(i.synced, inf.HasSynced)
 		i.informers = append(i.informers, inf)
@@ -68,10 +68,10 @@ func NewInstancetypes(kube kubernetes.Interface, informers virtinformers.Interfa
 			return cprefs.Lister().Get(name)
 		},
 		// Revisions are immutable and read only when an instance is
-		// created: a GET each time costs less than a cache of every
-		// ControllerRevision in the cluster.
-		Revision: func(ctx context.Context, ns, name string) (*appsv1.ControllerRevision, error) {
-			return kube.AppsV1().ControllerRevisions(ns).Get(ctx, name, metav1.GetOptions{})
+		// created; a GET, unlike a cache, also finds the revision this
+		// controller created a moment ago.
+		Revision: func(ctx context.Context, ns, name string) (*virtv1.VirtualMachineInstancetypeRevision, error) {
+			return virt.VirtualizationV1().VirtualMachineInstancetypeRevisions(ns).Get(ctx, name, metav1.GetOptions{})
 		},
 	}
 	return i
@@ -125,7 +125,7 @@ func (c *Controller) enqueueReferencing(ns, name string) {
 
 // captureRevisions pins vm to copies of the instancetype and preference it
 // references and has no revision of yet: it stores each as a
-// ControllerRevision owned by the VM and records its name in the VM's
+// VirtualMachineInstancetypeRevision owned by the VM and records its name in the VM's
 // spec (revisionName), so that later edits of the instancetype change no
 // instance of this VM. It reports whether it updated the VM; the update
 // brings the VM back to the queue.
@@ -196,33 +196,33 @@ func (c *Controller) liveObject(ctx context.Context, ns string, normalize func(s
 // earlier attempt created (its name follows from the object's identity and
 // generation), and returns its name.
 func (c *Controller) storeRevision(ctx context.Context, vm *virtv1.VirtualMachine, obj runtime.Object) (string, error) {
-	cr, err := instancetype.NewRevision(vm, obj)
+	r, err := instancetype.NewRevision(vm, obj)
 	if err != nil {
 		return "", err
 	}
-	revisions := c.sizes.kube.AppsV1().ControllerRevisions(vm.Namespace)
-	_, err = revisions.Create(ctx, cr, metav1.CreateOptions{})
+	revisions := c.sizes.virt.VirtualizationV1().VirtualMachineInstancetypeRevisions(vm.Namespace)
+	_, err = revisions.Create(ctx, r, metav1.CreateOptions{})
 	if err == nil {
-		return cr.Name, nil
+		return r.Name, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("create ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+		return "", fmt.Errorf("create revision %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	have, err := revisions.Get(ctx, cr.Name, metav1.GetOptions{})
+	have, err := revisions.Get(ctx, r.Name, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+		return "", fmt.Errorf("read revision %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	// Same name, other content: someone else's revision, or a recreated
 	// object that kept name, UID and generation. Using it would pin the
 	// VM to something it never saw.
-	want, err := instancetype.ReadRevision(cr)
+	want, err := instancetype.ReadRevision(r)
 	if err != nil {
 		return "", err
 	}
 	got, err := instancetype.ReadRevision(have)
 	if err != nil || !metav1.IsControlledBy(have, vm) ||
 		!apiequality.Semantic.DeepEqual(want.Instancetype, got.Instancetype) || !apiequality.Semantic.DeepEqual(want.Preference, got.Preference) {
-		return "", fmt.Errorf("ControllerRevision %s/%s exists and does not hold this VM's copy of %s", cr.Namespace, cr.Name, want.Name)
+		return "", fmt.Errorf("revision %s/%s exists and does not hold this VM's copy of %s", r.Namespace, r.Name, want.Name)
 	}
 	return have.Name, nil
 }

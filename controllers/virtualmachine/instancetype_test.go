@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/internal/instancetype"
 )
 
 func clusterInstancetype(mem string, generation int64) *virtv1.VirtualMachineClusterInstancetype {
@@ -72,9 +72,9 @@ func (f *fixture) observe() *virtv1.VirtualMachine {
 	return vm
 }
 
-func (f *fixture) revisions() []appsv1.ControllerRevision {
+func (f *fixture) revisions() []virtv1.VirtualMachineInstancetypeRevision {
 	f.t.Helper()
-	list, err := f.kube.AppsV1().ControllerRevisions("ns").List(f.t.Context(), metav1.ListOptions{})
+	list, err := f.virt.VirtualizationV1().VirtualMachineInstancetypeRevisions("ns").List(f.t.Context(), metav1.ListOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRevisionKeepsTheInstanceSize(t *testing.T) {
 	}
 	revs := f.revisions()
 	if len(revs) != 2 {
-		t.Fatalf("%d ControllerRevisions, want 2", len(revs))
+		t.Fatalf("%d revisions, want 2", len(revs))
 	}
 	for _, r := range revs {
 		if !metav1.IsControlledBy(&r, vm) {
@@ -192,12 +192,12 @@ func TestForeignRevision(t *testing.T) {
 	vm.Spec.Preference = nil
 	f := newFixture(t, vm, nil)
 	f.add(clusterInstancetype("2Gi", 1))
-	foreign := &appsv1.ControllerRevision{
+	foreign := &virtv1.VirtualMachineInstancetypeRevision{
 		ObjectMeta: metav1.ObjectMeta{Name: "vm1-u1.small-it-uid-1", Namespace: "ns"},
 		Data: runtime.RawExtension{Raw: []byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineClusterInstancetype",` +
 			`"metadata":{"name":"u1.small"},"spec":{"cpu":{"guest":64},"memory":{"guest":"256Gi"}}}`)},
 	}
-	if _, err := f.kube.AppsV1().ControllerRevisions("ns").Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
+	if _, err := f.virt.VirtualizationV1().VirtualMachineInstancetypeRevisions("ns").Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.sync(vm); err == nil || !strings.Contains(err.Error(), "does not hold this VM's copy") {
@@ -205,5 +205,35 @@ func TestForeignRevision(t *testing.T) {
 	}
 	if f.vm().Spec.Instancetype.RevisionName != "" {
 		t.Error("VM pinned to a foreign revision")
+	}
+}
+
+// TestRevisionOutlivesItsObject: a VM pinned to a revision is created
+// from the revision alone, with the instancetype deleted (or, after a
+// restore, never recreated): the store that holds the VM holds its size.
+func TestRevisionOutlivesItsObject(t *testing.T) {
+	vm := newVM(virtv1.RunStrategyAlways, sized)
+	vm.Spec.Preference = nil
+	rev, err := instancetype.NewRevision(vm, clusterInstancetype("3Gi", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm.Spec.Instancetype.RevisionName = rev.Name
+	f := newFixture(t, vm, nil)
+	if _, err := f.virt.VirtualizationV1().VirtualMachineInstancetypeRevisions("ns").Create(t.Context(), rev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(vm); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	vmi := f.vmi()
+	if vmi == nil {
+		t.Fatal("no instance from the revision")
+	}
+	if d := vmi.Spec.Domain; d.Memory == nil || d.Memory.Guest.String() != "3Gi" {
+		t.Errorf("instance memory %v, want the revision's 3Gi", d.Memory)
+	}
+	if len(f.revisions()) != 1 {
+		t.Errorf("revisions %d, want the one it was pinned to", len(f.revisions()))
 	}
 }

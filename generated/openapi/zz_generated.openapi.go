@@ -551,6 +551,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstanceTemplateSpec(ref),
 		virtualizationv1.VirtualMachineInstancetype{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_VirtualMachineInstancetype(ref),
 		virtualizationv1.VirtualMachineInstancetypeList{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeList(ref),
+		virtualizationv1.VirtualMachineInstancetypeRevision{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeRevision(ref),
+		virtualizationv1.VirtualMachineInstancetypeRevisionList{}.OpenAPIModelName():                schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeRevisionList(ref),
 		virtualizationv1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():                        schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref),
 		virtualizationv1.VirtualMachineList{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_VirtualMachineList(ref),
 		virtualizationv1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName():                       schema_virt_apis_virtualization_v1_VirtualMachineMemoryDumpRequest(ref),
@@ -19529,12 +19531,12 @@ func schema_virt_apis_virtualization_v1_ControllerRevisionRef(ref common.Referen
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ControllerRevisionRef names a ControllerRevision in the VM's namespace.",
+				Description: "ControllerRevisionRef names a VirtualMachineInstancetypeRevision in the VM's namespace.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Name of the ControllerRevision.",
+							Description: "Name of the revision.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21751,7 +21753,7 @@ func schema_virt_apis_virtualization_v1_InstancetypeMatcher(ref common.Reference
 					},
 					"revisionName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the instancetype the VM uses. The VM controller captures it the first time it sees the VM, so later edits of the instancetype do not change the VM; clear it (with the name, or alone) to take the instancetype as it is now.",
+							Description: "RevisionName is the VirtualMachineInstancetypeRevision, in the VM's namespace, holding the copy of the instancetype the VM uses (where KubeVirt names an apps/v1 ControllerRevision). The VM controller captures it the first time it sees the VM, so later edits of the instancetype do not change the VM; clear it (with the name, or alone) to take the instancetype as it is now.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21799,7 +21801,7 @@ func schema_virt_apis_virtualization_v1_InstancetypeStatusRef(ref common.Referen
 					},
 					"controllerRevisionRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ControllerRevisionRef names the ControllerRevision holding the copy.",
+							Description: "ControllerRevisionRef names the revision holding the copy (KubeVirt's field name; here a VirtualMachineInstancetypeRevision).",
 							Ref:         ref(virtualizationv1.ControllerRevisionRef{}.OpenAPIModelName()),
 						},
 					},
@@ -23023,7 +23025,7 @@ func schema_virt_apis_virtualization_v1_PreferenceMatcher(ref common.ReferenceCa
 					},
 					"revisionName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RevisionName is the ControllerRevision, in the VM's namespace, holding the copy of the preference the VM uses (see InstancetypeMatcher).",
+							Description: "RevisionName is the VirtualMachineInstancetypeRevision, in the VM's namespace, holding the copy of the preference the VM uses (see InstancetypeMatcher).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -26713,6 +26715,103 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeList(ref commo
 		},
 		Dependencies: []string{
 			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancetype{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeRevision(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeRevision is a VM's copy of the instancetype or preference it is pinned to (spec.instancetype.revisionName, spec.preference.revisionName): what KubeVirt keeps in an apps/v1 ControllerRevision, kept here in the platform's own store so that it is backed up and restored with the VM. It has a ControllerRevision's JSON (data, revision): a KubeVirt ControllerRevision of an instancetype moves over by changing its apiVersion and kind. Its data and revision are validated when it is created and never change.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"data": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Data is the copied object: apiVersion virtualization.kubevirt.io/v1 (or KubeVirt's instancetype.kubevirt.io/v1beta1), kind one of the two instancetype and two preference kinds, metadata with its name, UID and generation, and its spec.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is the generation of the copied object.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"data"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeRevisionList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeRevisionList is a list of VirtualMachineInstancetypeRevisions.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(virtualizationv1.VirtualMachineInstancetypeRevision{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), virtualizationv1.VirtualMachineInstancetypeRevision{}.OpenAPIModelName()},
 	}
 }
 

@@ -97,6 +97,8 @@ var rules = []rule{
 		forbid: clients},
 	{doc: "apiserver/registry/virtualmachinepreference", covers: []string{"apiserver/registry/virtualmachinepreference"},
 		forbid: clients},
+	{doc: "apiserver/registry/virtualmachineinstancetyperevision", covers: []string{"apiserver/registry/virtualmachineinstancetyperevision"},
+		forbid: clients},
 	{doc: "apiserver/patchguard", covers: []string{"apiserver/patchguard"}, forbid: clients},
 	{doc: "internal/instancetype", covers: []string{"internal/instancetype"},
 		forbid: append([]string{"apiserver/...", "controllers/..."}, clients...)},

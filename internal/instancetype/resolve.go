@@ -4,26 +4,22 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/apis/virtualization/validation"
 )
 
-// Source reads what a VM's references name. The API server reads its own
-// storage, the VM controller its informers; both read revisions from the
-// kube-apiserver.
+// Source reads what a VM's references name, all of it kept in the
+// platform's own store: the API server reads its storage, the VM
+// controller its informers and its client.
 type Source struct {
 	Instancetype        func(ctx context.Context, namespace, name string) (*virtv1.VirtualMachineInstancetype, error)
 	ClusterInstancetype func(ctx context.Context, name string) (*virtv1.VirtualMachineClusterInstancetype, error)
 	Preference          func(ctx context.Context, namespace, name string) (*virtv1.VirtualMachinePreference, error)
 	ClusterPreference   func(ctx context.Context, name string) (*virtv1.VirtualMachineClusterPreference, error)
-	// Revision reads a ControllerRevision; nil where there are none to
-	// read: a virt-apiserver without a kube-apiserver (--standalone).
-	Revision func(ctx context.Context, namespace, name string) (*appsv1.ControllerRevision, error)
+	// Revision reads a VirtualMachineInstancetypeRevision.
+	Revision func(ctx context.Context, namespace, name string) (*virtv1.VirtualMachineInstancetypeRevision, error)
 }
 
 // Resolve finds the instancetype and preference vm references: the
@@ -69,7 +65,7 @@ func (s *Source) resolveInstancetype(ctx context.Context, ns string, m *virtv1.I
 			return field.ErrorList{field.Invalid(p.Child("revisionName"), m.RevisionName, "holds a "+c.Kind+", not an instancetype")}, nil
 		}
 		e.Instancetype = c.Instancetype
-		return validateCaptured(p.Child("revisionName"), m.RevisionName, c), nil
+		return nil, nil
 	}
 	switch kind {
 	case virtv1.InstancetypeKind:
@@ -103,7 +99,7 @@ func (s *Source) resolvePreference(ctx context.Context, ns string, m *virtv1.Pre
 			return field.ErrorList{field.Invalid(p.Child("revisionName"), m.RevisionName, "holds a "+c.Kind+", not a preference")}, nil
 		}
 		e.Preference = c.Preference
-		return validateCaptured(p.Child("revisionName"), m.RevisionName, c), nil
+		return nil, nil
 	}
 	switch kind {
 	case virtv1.PreferenceKind:
@@ -123,45 +119,21 @@ func (s *Source) resolvePreference(ctx context.Context, ns string, m *virtv1.Pre
 }
 
 func (s *Source) revision(ctx context.Context, ns, name string, p *field.Path) (*Captured, field.ErrorList, error) {
-	if s.Revision == nil {
-		return nil, field.ErrorList{field.Forbidden(p, "ControllerRevisions are kept in the kube-apiserver, and this server has none (--standalone)")}, nil
-	}
-	cr, err := s.Revision(ctx, ns, name)
+	r, err := s.Revision(ctx, ns, name)
 	if apierrors.IsNotFound(err) {
 		return nil, field.ErrorList{field.NotFound(p, name)}, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read ControllerRevision %s/%s: %w", ns, name, err)
+		return nil, nil, fmt.Errorf("read revision %s/%s: %w", ns, name, err)
 	}
-	c, err := ReadRevision(cr)
+	// What it holds was validated when it was created, and it never
+	// changes: only whether it holds the kind the reference needs is left
+	// to check.
+	c, err := ReadRevision(r)
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(p, name, err.Error())}, nil
 	}
 	return c, nil, nil
-}
-
-// validateCaptured checks a revision's copy as if it were created now: a
-// revision is written by a client (the VM controller, or KubeVirt before a
-// move) and is no more trusted than any object.
-func validateCaptured(p *field.Path, name string, c *Captured) field.ErrorList {
-	var errs field.ErrorList
-	if c.Instancetype != nil {
-		var internal virtualization.VirtualMachineInstancetypeSpec
-		if err := virtv1.Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(c.Instancetype, &internal, nil); err != nil {
-			return field.ErrorList{field.Invalid(p, name, err.Error())}
-		}
-		errs = validation.ValidateInstancetypeSpec(&internal, field.NewPath("spec"))
-	} else {
-		var internal virtualization.VirtualMachinePreferenceSpec
-		if err := virtv1.Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(c.Preference, &internal, nil); err != nil {
-			return field.ErrorList{field.Invalid(p, name, err.Error())}
-		}
-		errs = validation.ValidatePreferenceSpec(&internal, field.NewPath("spec"))
-	}
-	if len(errs) > 0 {
-		return field.ErrorList{field.Invalid(p, name, "the "+c.Kind+" it holds is invalid: "+errs.ToAggregate().Error())}
-	}
-	return nil
 }
 
 // notFound turns a missing object into a field error and passes other

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"strconv"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	strictjson "sigs.k8s.io/json"
 
+	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	apivalidation "kubevirt.dev/virt/apis/virtualization/validation"
 )
 
 // kubevirtGroupVersion is where KubeVirt's own revisions come from: their
@@ -34,11 +37,11 @@ type Captured struct {
 // IsInstancetype reports whether c is a copy of an instancetype.
 func (c *Captured) IsInstancetype() bool { return c.Instancetype != nil }
 
-// NewRevision is the ControllerRevision in vm's namespace, controlled by vm,
-// that holds a copy of obj (an instancetype or preference of either scope).
+// NewRevision is the revision in vm's namespace, controlled by vm, that
+// holds a copy of obj (an instancetype or preference of either scope).
 // Its name follows from vm and obj's identity and generation, so capturing
 // the same object again finds the revision made before.
-func NewRevision(vm *virtv1.VirtualMachine, obj runtime.Object) (*appsv1.ControllerRevision, error) {
+func NewRevision(vm *virtv1.VirtualMachine, obj runtime.Object) (*virtv1.VirtualMachineInstancetypeRevision, error) {
 	var kind string
 	var meta metav1.ObjectMeta
 	var spec any
@@ -67,7 +70,7 @@ func NewRevision(vm *virtv1.VirtualMachine, obj runtime.Object) (*appsv1.Control
 	if err != nil {
 		return nil, fmt.Errorf("encode %s %s: %w", kind, meta.Name, err)
 	}
-	return &appsv1.ControllerRevision{
+	return &virtv1.VirtualMachineInstancetypeRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            RevisionName(vm.Name, meta.Name, string(meta.UID), meta.Generation),
 			Namespace:       vm.Namespace,
@@ -110,39 +113,85 @@ func labelValue(name string) string {
 
 // ReadRevision decodes what a revision holds: a copy of one of the four
 // kinds, written by this platform or by KubeVirt.
-func ReadRevision(cr *appsv1.ControllerRevision) (*Captured, error) {
-	raw := cr.Data.Raw
-	if len(raw) == 0 && cr.Data.Object != nil {
+func ReadRevision(r *virtv1.VirtualMachineInstancetypeRevision) (*Captured, error) {
+	raw := r.Data.Raw
+	if len(raw) == 0 && r.Data.Object != nil {
 		var err error
-		if raw, err = json.Marshal(cr.Data.Object); err != nil {
-			return nil, fmt.Errorf("ControllerRevision %s: %w", cr.Name, err)
+		if raw, err = json.Marshal(r.Data.Object); err != nil {
+			return nil, fmt.Errorf("revision %s: %w", r.Name, err)
 		}
 	}
+	c, _, err := readData(raw)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: %w", r.Name, err)
+	}
+	return c, nil
+}
+
+// readData decodes a revision's data. It also reports the fields of the
+// copied spec that no instancetype or preference has: decoding ignores
+// them, creating a revision refuses them.
+func readData(raw []byte) (*Captured, []error, error) {
 	var head struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata"`
 		Spec              json.RawMessage `json:"spec"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("ControllerRevision %s holds no instancetype or preference: %w", cr.Name, err)
+		return nil, nil, fmt.Errorf("holds no instancetype or preference: %w", err)
 	}
 	if head.APIVersion != virtv1.SchemeGroupVersion.String() && head.APIVersion != kubevirtGroupVersion {
-		return nil, fmt.Errorf("ControllerRevision %s holds a %s %s, not an instancetype or preference", cr.Name, head.APIVersion, head.Kind)
+		return nil, nil, fmt.Errorf("holds a %s %s, not an instancetype or preference", head.APIVersion, head.Kind)
 	}
 	c := &Captured{TypeMeta: head.TypeMeta, ObjectMeta: head.ObjectMeta}
+	var spec any
 	switch head.Kind {
 	case virtv1.InstancetypeKind, virtv1.ClusterInstancetypeKind:
 		c.Instancetype = &virtv1.VirtualMachineInstancetypeSpec{}
-		if err := json.Unmarshal(head.Spec, c.Instancetype); err != nil {
-			return nil, fmt.Errorf("ControllerRevision %s: spec of %s %s: %w", cr.Name, head.Kind, head.Name, err)
-		}
+		spec = c.Instancetype
 	case virtv1.PreferenceKind, virtv1.ClusterPreferenceKind:
 		c.Preference = &virtv1.VirtualMachinePreferenceSpec{}
-		if err := json.Unmarshal(head.Spec, c.Preference); err != nil {
-			return nil, fmt.Errorf("ControllerRevision %s: spec of %s %s: %w", cr.Name, head.Kind, head.Name, err)
-		}
+		spec = c.Preference
 	default:
-		return nil, fmt.Errorf("ControllerRevision %s holds a %s, not an instancetype or preference", cr.Name, head.Kind)
+		return nil, nil, fmt.Errorf("holds a %s, not an instancetype or preference", head.Kind)
 	}
-	return c, nil
+	if len(head.Spec) == 0 {
+		return nil, nil, fmt.Errorf("%s %s has no spec", head.Kind, head.Name)
+	}
+	strict, err := strictjson.UnmarshalStrict(head.Spec, spec, strictjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec of %s %s: %w", head.Kind, head.Name, err)
+	}
+	return c, strict, nil
+}
+
+// ValidateRevisionData checks a revision's data as the object it copies
+// would be checked when created: virt-apiserver runs it once, when the
+// revision is created (revisions never change), so that a VM's validation
+// and its instances can trust what a revision holds.
+func ValidateRevisionData(raw []byte, p *field.Path) field.ErrorList {
+	c, strict, err := readData(raw)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, "", err.Error())}
+	}
+	var errs field.ErrorList
+	for _, e := range strict {
+		errs = append(errs, field.Invalid(p.Child("spec"), "", e.Error()))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	specPath := p.Child("spec")
+	if c.Instancetype != nil {
+		var internal virtualization.VirtualMachineInstancetypeSpec
+		if err := virtv1.Convert_v1_VirtualMachineInstancetypeSpec_To_virtualization_VirtualMachineInstancetypeSpec(c.Instancetype, &internal, nil); err != nil {
+			return field.ErrorList{field.Invalid(specPath, "", err.Error())}
+		}
+		return apivalidation.ValidateInstancetypeSpec(&internal, specPath)
+	}
+	var internal virtualization.VirtualMachinePreferenceSpec
+	if err := virtv1.Convert_v1_VirtualMachinePreferenceSpec_To_virtualization_VirtualMachinePreferenceSpec(c.Preference, &internal, nil); err != nil {
+		return field.ErrorList{field.Invalid(specPath, "", err.Error())}
+	}
+	return apivalidation.ValidatePreferenceSpec(&internal, specPath)
 }

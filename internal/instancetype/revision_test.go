@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -40,8 +40,8 @@ func TestRevisionRoundTrip(t *testing.T) {
 	if cr.Labels[virtv1.RevisionObjectGenerationLabel] != "3" || cr.Labels[virtv1.RevisionObjectKindLabel] != virtv1.ClusterInstancetypeKind {
 		t.Errorf("labels %v", cr.Labels)
 	}
-	// What the kube-apiserver hands back has Raw only.
-	back := &appsv1.ControllerRevision{ObjectMeta: cr.ObjectMeta, Data: runtime.RawExtension{Raw: cr.Data.Raw}}
+	// What the API server hands back has Raw only.
+	back := &virtv1.VirtualMachineInstancetypeRevision{ObjectMeta: cr.ObjectMeta, Data: runtime.RawExtension{Raw: cr.Data.Raw}}
 	c, err := ReadRevision(back)
 	if err != nil {
 		t.Fatal(err)
@@ -57,14 +57,14 @@ func TestRevisionRoundTrip(t *testing.T) {
 func TestKubeVirtRevision(t *testing.T) {
 	raw := []byte(`{"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":"VirtualMachineClusterPreference",
 		"metadata":{"name":"fedora","generation":1},"spec":{"devices":{"preferredDiskBus":"virtio","preferredInterfaceModel":"virtio"}}}`)
-	c, err := ReadRevision(&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Data: runtime.RawExtension{Raw: raw}})
+	c, err := ReadRevision(&virtv1.VirtualMachineInstancetypeRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Data: runtime.RawExtension{Raw: raw}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.IsInstancetype() || c.Preference.Devices.PreferredDiskBus != virtv1.DiskBusVirtio {
 		t.Errorf("read %+v", c)
 	}
-	_, err = ReadRevision(&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"},
+	_, err = ReadRevision(&virtv1.VirtualMachineInstancetypeRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"},
 		Data: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment","spec":{}}`)}})
 	if err == nil || !strings.Contains(err.Error(), "not an instancetype or preference") {
 		t.Errorf("a Deployment's revision: %v", err)
@@ -86,10 +86,10 @@ func TestRevisionNameFits(t *testing.T) {
 type source struct {
 	instancetypes map[string]*virtv1.VirtualMachineClusterInstancetype
 	preferences   map[string]*virtv1.VirtualMachinePreference
-	revisions     map[string]*appsv1.ControllerRevision
+	revisions     map[string]*virtv1.VirtualMachineInstancetypeRevision
 }
 
-func (s *source) Source(withRevisions bool) *Source {
+func (s *source) Source() *Source {
 	gone := func(name string) error { return apierrors.NewNotFound(schema.GroupResource{}, name) }
 	src := &Source{
 		Instancetype: func(_ context.Context, _, name string) (*virtv1.VirtualMachineInstancetype, error) {
@@ -111,13 +111,11 @@ func (s *source) Source(withRevisions bool) *Source {
 			return nil, gone(name)
 		},
 	}
-	if withRevisions {
-		src.Revision = func(_ context.Context, ns, name string) (*appsv1.ControllerRevision, error) {
-			if r, ok := s.revisions[ns+"/"+name]; ok {
-				return r, nil
-			}
-			return nil, gone(name)
+	src.Revision = func(_ context.Context, ns, name string) (*virtv1.VirtualMachineInstancetypeRevision, error) {
+		if r, ok := s.revisions[ns+"/"+name]; ok {
+			return r, nil
 		}
+		return nil, gone(name)
 	}
 	return src
 }
@@ -132,22 +130,17 @@ func TestResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	badRev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "ns"}, Data: runtime.RawExtension{Raw: mustJSON(t, map[string]any{
-		"apiVersion": "virtualization.kubevirt.io/v1", "kind": "VirtualMachineInstancetype",
-		"spec": map[string]any{"cpu": map[string]any{"guest": 1, "dedicatedCPUPlacement": true}, "memory": map[string]any{"guest": "1Gi"}},
-	})}}
 	s := &source{
 		instancetypes: map[string]*virtv1.VirtualMachineClusterInstancetype{"u1.small": small},
 		preferences:   map[string]*virtv1.VirtualMachinePreference{"ns/fedora": {Spec: virtv1.VirtualMachinePreferenceSpec{PreferredSubdomain: ptr.To("f")}}},
-		revisions: map[string]*appsv1.ControllerRevision{
-			"ns/" + oldRev.Name: oldRev, "ns/" + prefRev.Name: prefRev, "ns/bad": badRev,
+		revisions: map[string]*virtv1.VirtualMachineInstancetypeRevision{
+			"ns/" + oldRev.Name: oldRev, "ns/" + prefRev.Name: prefRev,
 		},
 	}
 	for _, tc := range []struct {
 		name         string
 		it           *virtv1.InstancetypeMatcher
 		pref         *virtv1.PreferenceMatcher
-		noRevisions  bool
 		wantMemory   string
 		wantPref     bool
 		wantErrField string
@@ -161,13 +154,11 @@ func TestResolve(t *testing.T) {
 		{name: "bad kind", it: &virtv1.InstancetypeMatcher{Name: "u1.small", Kind: "Flavor"}, wantErrField: "spec.instancetype.kind"},
 		{name: "missing revision", it: &virtv1.InstancetypeMatcher{Name: "u1.small", RevisionName: "gone"}, wantErrField: "spec.instancetype.revisionName"},
 		{name: "revision of a preference", it: &virtv1.InstancetypeMatcher{Name: "u1.small", RevisionName: prefRev.Name}, wantErrField: "spec.instancetype.revisionName"},
-		{name: "revision asking for what is refused", it: &virtv1.InstancetypeMatcher{Name: "x", RevisionName: "bad"}, wantErrField: "spec.instancetype.revisionName"},
-		{name: "no revisions without a kube-apiserver", it: &virtv1.InstancetypeMatcher{Name: "u1.small", RevisionName: oldRev.Name}, noRevisions: true, wantErrField: "spec.instancetype.revisionName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vm := testVM()
 			vm.Spec.Instancetype, vm.Spec.Preference = tc.it, tc.pref
-			e, errs, err := s.Source(!tc.noRevisions).Resolve(context.Background(), vm)
+			e, errs, err := s.Source().Resolve(context.Background(), vm)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,4 +188,51 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestValidateRevisionData: a revision's copy is checked, once, as the
+// object it copies would be, and must hold one of the four kinds.
+func TestValidateRevisionData(t *testing.T) {
+	ours, err := NewRevision(testVM(), &virtv1.VirtualMachineClusterInstancetype{
+		ObjectMeta: metav1.ObjectMeta{Name: "u1.small", UID: "u", Generation: 1}, Spec: *u1(1, "2Gi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		raw     []byte
+		wantErr string // "" when valid
+	}{
+		{name: "ours", raw: ours.Data.Raw},
+		{name: "KubeVirt's preference", raw: []byte(`{"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":"VirtualMachineClusterPreference",
+			"metadata":{"name":"fedora","generation":1,"managedFields":[]},"spec":{"devices":{"preferredDiskBus":"virtio"}}}`)},
+		{name: "refused hardware", wantErr: "dedicatedCPUPlacement", raw: mustJSON(t, map[string]any{
+			"apiVersion": "virtualization.kubevirt.io/v1", "kind": "VirtualMachineInstancetype",
+			"spec": map[string]any{"cpu": map[string]any{"guest": 1, "dedicatedCPUPlacement": true}, "memory": map[string]any{"guest": "1Gi"}},
+		})},
+		{name: "no vCPUs", wantErr: "data.spec.cpu.guest", raw: mustJSON(t, map[string]any{
+			"apiVersion": "virtualization.kubevirt.io/v1", "kind": "VirtualMachineInstancetype",
+			"spec": map[string]any{"memory": map[string]any{"guest": "1Gi"}},
+		})},
+		{name: "unknown field", wantErr: "unknown field", raw: mustJSON(t, map[string]any{
+			"apiVersion": "virtualization.kubevirt.io/v1", "kind": "VirtualMachinePreference",
+			"spec": map[string]any{"preferredDiskBuss": "virtio"},
+		})},
+		{name: "no spec", wantErr: "has no spec", raw: []byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachinePreference"}`)},
+		{name: "a Deployment", wantErr: "not an instancetype or preference", raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment","spec":{}}`)},
+		{name: "not JSON", wantErr: "holds no instancetype", raw: []byte(`garbage`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := ValidateRevisionData(tc.raw, field.NewPath("data"))
+			if tc.wantErr == "" {
+				if len(errs) > 0 {
+					t.Fatalf("refused: %v", errs)
+				}
+				return
+			}
+			if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tc.wantErr) {
+				t.Fatalf("errs %v, want one about %q", errs, tc.wantErr)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,9 +29,11 @@ const (
 // TestInstancetypeVM: a VM sized by the catalogue's cluster instancetype
 // u1.small and dressed by the cluster preference cirros boots the test
 // guest with the instancetype's vCPUs and memory in its libvirt domain.
-// virt-controller pins the VM to a copy of both (ControllerRevisions), so
+// virt-controller pins the VM to a copy of both
+// (VirtualMachineInstancetypeRevisions in the platform's store), so
 // after u1.small is edited a restart brings the guest back with the size it
-// had; expand-spec answers the VM as a plain manifest of that size.
+// had; expand-spec answers the VM as a plain manifest of that size. When
+// the VM goes, the garbage collector takes its revisions.
 func TestInstancetypeVM(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
@@ -61,11 +64,11 @@ func TestInstancetypeVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{pinned.Spec.Instancetype.RevisionName, pinned.Spec.Preference.RevisionName} {
-		cr, err := cluster.Kube.AppsV1().ControllerRevisions(ns).Get(ctx, name, metav1.GetOptions{})
+		r, err := v1.VirtualMachineInstancetypeRevisions(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			t.Errorf("ControllerRevision %s: %v", name, err)
-		} else if !metav1.IsControlledBy(cr, pinned) {
-			t.Errorf("ControllerRevision %s is controlled by %v, want the VM", name, cr.OwnerReferences)
+			t.Errorf("revision %s: %v", name, err)
+		} else if !metav1.IsControlledBy(r, pinned) {
+			t.Errorf("revision %s is controlled by %v, want the VM", name, r.OwnerReferences)
 		}
 	}
 
@@ -146,6 +149,30 @@ func TestInstancetypeVM(t *testing.T) {
 		d := expandSpec(ctx, t, ns, fresh.Name).Spec.Template.Spec.Domain
 		if n := vcpus(d.CPU); n != 2 || d.Memory == nil || d.Memory.Guest == nil || d.Memory.Guest.Cmp(resource.MustParse("1Gi")) != 0 {
 			t.Errorf("expanded cpu %+v, memory %+v; want the edited 2 vCPUs and 1Gi", d.CPU, d.Memory)
+		}
+	})
+
+	// kube-controller-manager's garbage collector walks the aggregated
+	// API too: the VM's revisions go with it.
+	t.Run("the revisions go with the VM", func(t *testing.T) {
+		if err := v1.VirtualMachines(ns).Delete(ctx, vm.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names := []string{pinned.Spec.Instancetype.RevisionName, pinned.Spec.Preference.RevisionName}
+		err := framework.WaitFor(ctx, 2*time.Minute, "the VM's revisions garbage-collected", func(ctx context.Context) (bool, error) {
+			for _, name := range names {
+				_, err := v1.VirtualMachineInstancetypeRevisions(ns).Get(ctx, name, metav1.GetOptions{})
+				if err == nil {
+					return false, nil
+				}
+				if !apierrors.IsNotFound(err) {
+					return false, err
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -60,7 +60,9 @@ var storeRevision = regexp.MustCompile(`(?m)^store revision: ([0-9]+)$`)
 // PURGE=1 → make up → restore brings back every VM and VMI definition
 // (same namespace, name, UID and spec), and the platform works on the
 // restored store: a new VM starts, a restored runStrategy Always VM runs a
-// guest again, a restored VMI whose pod went with the old cluster fails.
+// guest again, a restored VMI whose pod went with the old cluster fails,
+// a VM pinned to revisions of an instancetype edited since starts with
+// the revisions' size (issue 24).
 func TestBackupPurgeUpRestore(t *testing.T) {
 	ctx := t.Context()
 	root := repoRoot(t)
@@ -113,6 +115,9 @@ func TestBackupPurgeUpRestore(t *testing.T) {
 		created["vmi/"+vmi.Name] = vmi.UID
 	}
 	t.Logf("created in %s (mode %s): %v", ns, modeBefore, created)
+	// A stopped VM pinned to revisions of its instancetype and preference,
+	// the instancetype edited since.
+	pinned := createPinned(t, current, ns)
 
 	// Backup, to a file of the test's: make down PURGE=1 does not reach it.
 	backup := filepath.Join(t.TempDir(), "store.db")
@@ -246,6 +251,9 @@ func TestBackupPurgeUpRestore(t *testing.T) {
 			t.Errorf("halted VM %s has an instance after the restore (%v)", vm.Name, err)
 		}
 	}
+	// The revisions are in the store: the pinned VM starts, with its
+	// pinned size.
+	checkPinned(t, current, ns, pinned)
 
 	t.Logf("measured: backup %s (%d KiB, %d keys), make down PURGE=1 %s, make up %s, make restore %s",
 		backupTook.Round(100*time.Millisecond), meta.Size/1024, meta.TotalKeys,

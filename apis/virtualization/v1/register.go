@@ -55,6 +55,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineClusterPreferenceList{},
 		&VirtualMachineInstanceReplicaSet{},
 		&VirtualMachineInstanceReplicaSetList{},
+		&VirtualMachineInstancetypeRevision{},
+		&VirtualMachineInstancetypeRevisionList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

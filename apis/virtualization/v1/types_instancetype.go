@@ -548,11 +548,12 @@ type InstancetypeMatcher struct {
 	// singular and plural resource names are accepted too.
 	// +optional
 	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the instancetype the VM uses. The VM controller captures
-	// it the first time it sees the VM, so later edits of the instancetype
-	// do not change the VM; clear it (with the name, or alone) to take the
-	// instancetype as it is now.
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the instancetype the VM uses (where
+	// KubeVirt names an apps/v1 ControllerRevision). The VM controller
+	// captures it the first time it sees the VM, so later edits of the
+	// instancetype do not change the VM; clear it (with the name, or alone)
+	// to take the instancetype as it is now.
 	// +optional
 	RevisionName string `json:"revisionName,omitempty" protobuf:"bytes,3,opt,name=revisionName"`
 	// InferFromVolume is KubeVirt's inference of the instancetype from a
@@ -576,8 +577,9 @@ type PreferenceMatcher struct {
 	// singular and plural resource names are accepted too.
 	// +optional
 	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the preference the VM uses (see InstancetypeMatcher).
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the preference the VM uses (see
+	// InstancetypeMatcher).
 	// +optional
 	RevisionName string `json:"revisionName,omitempty" protobuf:"bytes,3,opt,name=revisionName"`
 	// InferFromVolume is not supported: setting it is refused.
@@ -597,14 +599,16 @@ type InstancetypeStatusRef struct {
 	// Kind of the instancetype or preference.
 	// +optional
 	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
-	// ControllerRevisionRef names the ControllerRevision holding the copy.
+	// ControllerRevisionRef names the revision holding the copy (KubeVirt's
+	// field name; here a VirtualMachineInstancetypeRevision).
 	// +optional
 	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty" protobuf:"bytes,3,opt,name=controllerRevisionRef"`
 }
 
-// ControllerRevisionRef names a ControllerRevision in the VM's namespace.
+// ControllerRevisionRef names a VirtualMachineInstancetypeRevision in the
+// VM's namespace.
 type ControllerRevisionRef struct {
-	// Name of the ControllerRevision.
+	// Name of the revision.
 	// +optional
 	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 }

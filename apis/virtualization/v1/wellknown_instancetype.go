@@ -20,7 +20,7 @@ const (
 	ClusterPreferenceAnnotation   = "virtualization.kubevirt.io/cluster-preference-name"
 )
 
-// Labels on the ControllerRevisions holding a VM's copy of an instancetype
+// Labels on the VirtualMachineInstancetypeRevisions holding a VM's copy of an instancetype
 // or preference: what was copied, and which generation of it.
 const (
 	RevisionObjectKindLabel       = "virtualization.kubevirt.io/revision-object-kind"

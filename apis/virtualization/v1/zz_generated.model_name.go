@@ -982,6 +982,16 @@ func (in VirtualMachineInstancetypeList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeRevision) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeRevision"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstancetypeRevisionList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeRevisionList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstancetypeSpec) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstancetypeSpec"
 }

@@ -65,6 +65,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstanceReplicaSets().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstancetypes().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancetyperevisions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstancetypeRevisions().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachinePreferences().Informer()}, nil
 

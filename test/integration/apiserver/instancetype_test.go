@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -126,8 +128,7 @@ func TestInstancetypes(t *testing.T) {
 		t.Errorf("ioThreadsPolicy %v after the edit, want the instancetype's shared", p)
 	}
 
-	// A revision needs the kube-apiserver's ControllerRevisions, which a
-	// standalone server has none of: refused, not ignored.
+	// A revision that does not exist is refused, not ignored.
 	withRevision := sizedVM("pinned")
 	withRevision.Spec.Instancetype.RevisionName = "pinned-u1.small-1"
 	expect422(t, func() error {
@@ -144,6 +145,78 @@ func TestInstancetypes(t *testing.T) {
 	}
 	if _, err := expandSpec(ctx, client, "absent"); !apierrors.IsNotFound(err) {
 		t.Errorf("expand-spec of a missing VM: %v, want 404", err)
+	}
+}
+
+// TestInstancetypeRevisions: the revisions VMs are pinned to are served
+// and stored by this server (a standalone one, no kube-apiserver behind
+// it): a KubeVirt ControllerRevision moves over by changing its apiVersion
+// and kind, a VM naming it is validated and expanded with it, what it
+// holds is validated once when it is created and never changes after.
+func TestInstancetypeRevisions(t *testing.T) {
+	_, client := start(t)
+	ctx := t.Context()
+	v1 := client.VirtualizationV1()
+	revisions := v1.VirtualMachineInstancetypeRevisions(ns)
+	if _, err := v1.VirtualMachineClusterInstancetypes().Create(ctx, u1Small(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1.VirtualMachinePreferences(ns).Create(ctx, &virtv1.VirtualMachinePreference{
+		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: ns},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// What KubeVirt wrote into a ControllerRevision: u1.small when it had
+	// 1Gi, in KubeVirt's group, with KubeVirt's metadata.
+	kubevirt := &virtv1.VirtualMachineInstancetypeRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm-u1.small-old-1"},
+		Data: runtime.RawExtension{Raw: []byte(`{"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":"VirtualMachineClusterInstancetype",` +
+			`"metadata":{"name":"u1.small","uid":"old","generation":1,"annotations":{"instancetype.kubevirt.io/description":"x"}},` +
+			`"spec":{"cpu":{"guest":1},"memory":{"guest":"1Gi"}}}`)},
+		Revision: 1,
+	}
+	created, err := revisions.Create(ctx, kubevirt, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a KubeVirt revision: %v", err)
+	}
+	pinned := sizedVM("pinned")
+	pinned.Spec.Instancetype.RevisionName = created.Name
+	if _, err := v1.VirtualMachines(ns).Create(ctx, pinned, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create a VM pinned to it: %v", err)
+	}
+	if expanded, err := expandSpec(ctx, client, "pinned"); err != nil || expanded.Spec.Template.Spec.Domain.Memory.Guest.String() != "1Gi" {
+		t.Errorf("expand-spec of the pinned VM: %v, memory %v, want the revision's 1Gi", err, expanded.Spec.Template.Spec.Domain.Memory)
+	}
+
+	// Immutable: the copy cannot be edited; labels can (the generated
+	// client has neither verb: nothing of the platform updates a revision).
+	rest := v1.RESTClient()
+	created.Data.Raw = []byte(`{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineClusterInstancetype",` +
+		`"metadata":{"name":"u1.small"},"spec":{"cpu":{"guest":64},"memory":{"guest":"256Gi"}}}`)
+	expect422(t, func() error {
+		return rest.Put().Namespace(ns).Resource("virtualmachineinstancetyperevisions").Name(created.Name).Body(created).Do(ctx).Error()
+	}, "data")
+	err = rest.Patch(types.MergePatchType).Namespace(ns).Resource("virtualmachineinstancetyperevisions").Name(created.Name).
+		Body([]byte(`{"metadata":{"labels":{"kept":"yes"}}}`)).Do(ctx).Error()
+	if err != nil {
+		t.Errorf("label a revision: %v", err)
+	}
+
+	// Validated once, as the object it copies: refused hardware, a field
+	// no preference has, something that is no instancetype at all.
+	for _, tc := range []struct{ name, data, path string }{
+		{"dedicated", `{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachineInstancetype",` +
+			`"spec":{"cpu":{"guest":1,"dedicatedCPUPlacement":true},"memory":{"guest":"1Gi"}}}`, "data.spec.cpu.dedicatedCPUPlacement"},
+		{"typo", `{"apiVersion":"virtualization.kubevirt.io/v1","kind":"VirtualMachinePreference","spec":{"preferredDiskBuss":"virtio"}}`, "data.spec"},
+		{"deployment", `{"apiVersion":"apps/v1","kind":"Deployment","spec":{}}`, "data"},
+	} {
+		expect422(t, func() error {
+			_, err := revisions.Create(ctx, &virtv1.VirtualMachineInstancetypeRevision{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Data: runtime.RawExtension{Raw: []byte(tc.data)},
+			}, metav1.CreateOptions{})
+			return err
+		}, tc.path)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // TestInstancetypeRevision: virt-controller pins a VM to a copy of its
-// instancetype (a ControllerRevision in the kube-apiserver, owned by the
-// VM, named in spec.instancetype.revisionName) before it creates an
+// instancetype (a VirtualMachineInstancetypeRevision in the platform's
+// store, owned by the VM, named in spec.instancetype.revisionName) before it creates an
 // instance, so an edit of the instancetype afterwards does not change the
 // VM's instances; expand-spec answers the pinned copy too.
 func TestInstancetypeRevision(t *testing.T) {
@@ -67,12 +67,12 @@ func TestInstancetypeRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr, err := cluster.Kube.AppsV1().ControllerRevisions(ns).Get(ctx, revision, metav1.GetOptions{})
+	r, err := v1.VirtualMachineInstancetypeRevisions(ns).Get(ctx, revision, metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("ControllerRevision %s: %v", revision, err)
+		t.Fatalf("revision %s: %v", revision, err)
 	}
-	if !metav1.IsControlledBy(cr, vm) {
-		t.Errorf("revision %s owned by %v, want the VM", revision, cr.OwnerReferences)
+	if !metav1.IsControlledBy(r, vm) {
+		t.Errorf("revision %s owned by %v, want the VM", revision, r.OwnerReferences)
 	}
 
 	it.Spec.Memory.Guest = resource.MustParse("256Mi")

@@ -21,9 +21,10 @@ package v1
 // ControllerRevisionRefApplyConfiguration represents a declarative configuration of the ControllerRevisionRef type for use
 // with apply.
 //
-// ControllerRevisionRef names a ControllerRevision in the VM's namespace.
+// ControllerRevisionRef names a VirtualMachineInstancetypeRevision in the
+// VM's namespace.
 type ControllerRevisionRefApplyConfiguration struct {
-	// Name of the ControllerRevision.
+	// Name of the revision.
 	Name *string `json:"name,omitempty"`
 }
 

@@ -30,11 +30,12 @@ type InstancetypeMatcherApplyConfiguration struct {
 	// VirtualMachineInstancetype (in the VM's namespace); the lower-case
 	// singular and plural resource names are accepted too.
 	Kind *string `json:"kind,omitempty"`
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the instancetype the VM uses. The VM controller captures
-	// it the first time it sees the VM, so later edits of the instancetype
-	// do not change the VM; clear it (with the name, or alone) to take the
-	// instancetype as it is now.
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the instancetype the VM uses (where
+	// KubeVirt names an apps/v1 ControllerRevision). The VM controller
+	// captures it the first time it sees the VM, so later edits of the
+	// instancetype do not change the VM; clear it (with the name, or alone)
+	// to take the instancetype as it is now.
 	RevisionName *string `json:"revisionName,omitempty"`
 	// InferFromVolume is KubeVirt's inference of the instancetype from a
 	// volume's labels. Not supported: setting it is refused.

@@ -28,7 +28,8 @@ type InstancetypeStatusRefApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// Kind of the instancetype or preference.
 	Kind *string `json:"kind,omitempty"`
-	// ControllerRevisionRef names the ControllerRevision holding the copy.
+	// ControllerRevisionRef names the revision holding the copy (KubeVirt's
+	// field name; here a VirtualMachineInstancetypeRevision).
 	ControllerRevisionRef *ControllerRevisionRefApplyConfiguration `json:"controllerRevisionRef,omitempty"`
 }
 

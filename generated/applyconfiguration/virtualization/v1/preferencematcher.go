@@ -30,8 +30,9 @@ type PreferenceMatcherApplyConfiguration struct {
 	// VirtualMachinePreference (in the VM's namespace); the lower-case
 	// singular and plural resource names are accepted too.
 	Kind *string `json:"kind,omitempty"`
-	// RevisionName is the ControllerRevision, in the VM's namespace, holding
-	// the copy of the preference the VM uses (see InstancetypeMatcher).
+	// RevisionName is the VirtualMachineInstancetypeRevision, in the VM's
+	// namespace, holding the copy of the preference the VM uses (see
+	// InstancetypeMatcher).
 	RevisionName *string `json:"revisionName,omitempty"`
 	// InferFromVolume is not supported: setting it is refused.
 	InferFromVolume *string `json:"inferFromVolume,omitempty"`

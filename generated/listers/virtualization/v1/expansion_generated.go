@@ -58,6 +58,14 @@ type VirtualMachineInstancetypeListerExpansion interface{}
 // VirtualMachineInstancetypeNamespaceLister.
 type VirtualMachineInstancetypeNamespaceListerExpansion interface{}
 
+// VirtualMachineInstancetypeRevisionListerExpansion allows custom methods to be added to
+// VirtualMachineInstancetypeRevisionLister.
+type VirtualMachineInstancetypeRevisionListerExpansion interface{}
+
+// VirtualMachineInstancetypeRevisionNamespaceListerExpansion allows custom methods to be added to
+// VirtualMachineInstancetypeRevisionNamespaceLister.
+type VirtualMachineInstancetypeRevisionNamespaceListerExpansion interface{}
+
 // VirtualMachinePreferenceListerExpansion allows custom methods to be added to
 // VirtualMachinePreferenceLister.
 type VirtualMachinePreferenceListerExpansion interface{}

@@ -36,6 +36,8 @@ type Interface interface {
 	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
 	// VirtualMachineInstancetypes returns a VirtualMachineInstancetypeInformer.
 	VirtualMachineInstancetypes() TypedVirtualMachineInstancetypeInformer
+	// VirtualMachineInstancetypeRevisions returns a VirtualMachineInstancetypeRevisionInformer.
+	VirtualMachineInstancetypeRevisions() TypedVirtualMachineInstancetypeRevisionInformer
 	// VirtualMachinePreferences returns a VirtualMachinePreferenceInformer.
 	VirtualMachinePreferences() TypedVirtualMachinePreferenceInformer
 }
@@ -79,6 +81,11 @@ func (v *version) VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanc
 // VirtualMachineInstancetypes returns a TypedVirtualMachineInstancetypeInformer.
 func (v *version) VirtualMachineInstancetypes() TypedVirtualMachineInstancetypeInformer {
 	return &virtualMachineInstancetypeInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstancetypeRevisions returns a TypedVirtualMachineInstancetypeRevisionInformer.
+func (v *version) VirtualMachineInstancetypeRevisions() TypedVirtualMachineInstancetypeRevisionInformer {
+	return &virtualMachineInstancetypeRevisionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // VirtualMachinePreferences returns a TypedVirtualMachinePreferenceInformer.

@@ -30,4 +30,6 @@ type VirtualMachineInstanceReplicaSetExpansion interface{}
 
 type VirtualMachineInstancetypeExpansion interface{}
 
+type VirtualMachineInstancetypeRevisionExpansion interface{}
+
 type VirtualMachinePreferenceExpansion interface{}

@@ -34,6 +34,7 @@ type VirtualizationV1Interface interface {
 	VirtualMachineInstancesGetter
 	VirtualMachineInstanceReplicaSetsGetter
 	VirtualMachineInstancetypesGetter
+	VirtualMachineInstancetypeRevisionsGetter
 	VirtualMachinePreferencesGetter
 }
 
@@ -64,6 +65,10 @@ func (c *VirtualizationV1Client) VirtualMachineInstanceReplicaSets(namespace str
 
 func (c *VirtualizationV1Client) VirtualMachineInstancetypes(namespace string) VirtualMachineInstancetypeInterface {
 	return newVirtualMachineInstancetypes(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineInstancetypeRevisions(namespace string) VirtualMachineInstancetypeRevisionInterface {
+	return newVirtualMachineInstancetypeRevisions(c, namespace)
 }
 
 func (c *VirtualizationV1Client) VirtualMachinePreferences(namespace string) VirtualMachinePreferenceInterface {

@@ -52,6 +52,10 @@ func (c *FakeVirtualizationV1) VirtualMachineInstancetypes(namespace string) v1.
 	return newFakeVirtualMachineInstancetypes(c, namespace)
 }
 
+func (c *FakeVirtualizationV1) VirtualMachineInstancetypeRevisions(namespace string) v1.VirtualMachineInstancetypeRevisionInterface {
+	return newFakeVirtualMachineInstancetypeRevisions(c, namespace)
+}
+
 func (c *FakeVirtualizationV1) VirtualMachinePreferences(namespace string) v1.VirtualMachinePreferenceInterface {
 	return newFakeVirtualMachinePreferences(c, namespace)
 }
