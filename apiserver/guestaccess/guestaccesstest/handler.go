@@ -3,9 +3,9 @@ package guestaccesstest
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"image"
 	"image/png"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
