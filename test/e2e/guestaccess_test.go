@@ -287,7 +287,8 @@ func virtClient(t *testing.T, cfg *rest.Config) virtclient.Interface {
 	return c
 }
 
-// put calls a lifecycle subresource the way virtctl does.
+// put calls a lifecycle subresource by its URL, as any client may (virtctl
+// calls the generated methods, which send the same PUT).
 func put(ctx context.Context, c virtclient.Interface, ns, resource, name, sub string, body runtime.Object) error {
 	return c.VirtualizationV1().RESTClient().Put().
 		Namespace(ns).Resource(resource).Name(name).SubResource(sub).
