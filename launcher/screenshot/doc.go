@@ -6,5 +6,6 @@
 // read than such a picture can have.
 //
 // It knows images only: taking the picture is launcher/hypervisor's, and
-// serving it launcher/server's. It must not import either.
+// serving it launcher/server's. It must not import anything but the
+// standard library.
 package screenshot
