@@ -60,6 +60,23 @@ func TestScreenshot(t *testing.T) {
 			t.Errorf("Content-Type %q", ct)
 		}
 	})
+	t.Run("a launcher that sends too much is cut off", func(t *testing.T) {
+		defer func(max int) { maxScreenshotBytes = max }(maxScreenshotBytes)
+		maxScreenshotBytes = 8
+		fake.SetScreenshot([]*apiv1.ScreenshotChunk{
+			{Width: 2, Height: 1, Png: []byte("\x89PNG")}, {Png: []byte(" and more")},
+		}, nil)
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: f.clientTLS(f.client)}, Timeout: 30 * time.Second}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(url)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if err == nil {
+			t.Errorf("13 bytes passed on, the cap is 8 (HTTP %d)", resp.StatusCode)
+		}
+	})
 	t.Run("a stream that breaks is no picture", func(t *testing.T) {
 		fake.SetScreenshot([]*apiv1.ScreenshotChunk{{Width: 2, Height: 1, Png: []byte("\x89PNG")}},
 			status.Error(codes.Internal, "libvirt went away"))
