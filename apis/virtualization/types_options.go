@@ -61,3 +61,14 @@ type UnpauseOptions struct {
 	// DryRun, when present, asks that nothing be changed.
 	DryRun []string
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// SoftRebootOptions is the body of a PUT to
+// virtualmachineinstances/NAME/softreboot.
+type SoftRebootOptions struct {
+	metav1.TypeMeta
+
+	// DryRun, when present, asks that nothing be changed.
+	DryRun []string
+}

@@ -499,6 +499,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName():                    schema_virt_apis_virtualization_v1_SSHPublicKeyAccessCredentialSource(ref),
 		virtualizationv1.SecretVolumeSource{}.OpenAPIModelName():                                    schema_virt_apis_virtualization_v1_SecretVolumeSource(ref),
 		virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName():                            schema_virt_apis_virtualization_v1_ServiceAccountVolumeSource(ref),
+		virtualizationv1.SoftRebootOptions{}.OpenAPIModelName():                                     schema_virt_apis_virtualization_v1_SoftRebootOptions(ref),
 		virtualizationv1.SoundDevice{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_SoundDevice(ref),
 		virtualizationv1.SpreadOptions{}.OpenAPIModelName():                                         schema_virt_apis_virtualization_v1_SpreadOptions(ref),
 		virtualizationv1.StallDetectorOptions{}.OpenAPIModelName():                                  schema_virt_apis_virtualization_v1_StallDetectorOptions(ref),
@@ -23653,6 +23654,52 @@ func schema_virt_apis_virtualization_v1_ServiceAccountVolumeSource(ref common.Re
 							Description: "ServiceAccountName names the service account.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_SoftRebootOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SoftRebootOptions is the body of a PUT to virtualmachineinstances/NAME/softreboot. KubeVirt's softreboot takes no body (an empty one is these options, empty); ours takes this one, shaped like PauseOptions, so that its dry run can be asked for and the generated client has a typed body.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be changed. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
 						},
 					},
 				},

@@ -73,6 +73,7 @@ var rules = []rule{
 	{doc: "launcher/imagecopy", covers: []string{"launcher/imagecopy"}, forbid: append([]string{"libvirt.org/..."}, platform...),
 		allow: []string{"launcher/layout", "launcher/termination"}, transitive: true},
 	{doc: "launcher/termination", covers: []string{"launcher/termination"}, forbid: []string{"non-std"}},
+	{doc: "launcher/screenshot", covers: []string{"launcher/screenshot"}, forbid: []string{"non-std"}},
 	{doc: "launcher/dhcp", covers: []string{"launcher/dhcp"}, forbid: append([]string{"libvirt.org/go/libvirt"}, platform...),
 		allow: []string{"launcher/api/v1"}},
 	{doc: "node/network/netutil", covers: []string{"node/network/netutil"},

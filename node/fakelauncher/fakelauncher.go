@@ -30,6 +30,8 @@ type Calls struct {
 	Kill      int
 	// Pause, Unpause and SoftReboot count the calls, answered or refused.
 	Pause, Unpause, SoftReboot int
+	// Screenshot counts the screenshots asked for.
+	Screenshot int
 	// NICs are the interfaces of the last Sync call.
 	NICs []*apiv1.InterfaceNetwork
 }
@@ -55,6 +57,7 @@ type Server struct {
 	info       *apiv1.InfoResponse
 	exited     bool
 	clock      int64
+	screenshot *screenshotAnswer
 
 	apiv1.UnimplementedLauncherServer
 }
@@ -366,6 +369,40 @@ func (s *Server) SoftReboot(context.Context, *apiv1.SoftRebootRequest) (*apiv1.S
 		return nil, status.Errorf(codes.FailedPrecondition, "domain %s is not running (%s)", s.domain.Name, s.domain.State)
 	}
 	return &apiv1.SoftRebootResponse{}, nil
+}
+
+// SetScreenshot makes Screenshot send chunks, then end with err (nil: a
+// complete picture). Without it, Screenshot is Unimplemented, as on a
+// launcher older than the RPC.
+func (s *Server) SetScreenshot(chunks []*apiv1.ScreenshotChunk, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.screenshot = &screenshotAnswer{chunks: chunks, err: err}
+}
+
+type screenshotAnswer struct {
+	chunks []*apiv1.ScreenshotChunk
+	err    error
+}
+
+// Screenshot sends what SetScreenshot said, of a running domain.
+func (s *Server) Screenshot(_ *apiv1.ScreenshotRequest, stream apiv1.Launcher_ScreenshotServer) error {
+	s.mu.Lock()
+	s.calls.Screenshot++
+	answer, err := s.screenshot, s.runningLocked()
+	s.mu.Unlock()
+	switch {
+	case answer == nil:
+		return status.Error(codes.Unimplemented, "method Screenshot not implemented")
+	case err != nil:
+		return err
+	}
+	for _, c := range answer.chunks {
+		if err := stream.Send(c); err != nil {
+			return err
+		}
+	}
+	return answer.err
 }
 
 // runningLocked refuses calls that need a started domain that has not ended.

@@ -104,7 +104,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, a action) {
 func launcherError(t *target, action string, err error) error {
 	msg := status.Convert(err).Message()
 	switch status.Code(err) {
-	case codes.FailedPrecondition:
+	case codes.FailedPrecondition, codes.ResourceExhausted:
+		// ResourceExhausted: the guest's screen is larger than a
+		// screenshot may be; it is the VMI's state, like the rest.
 		return conflict(t.vmi, fmt.Sprintf("VMI %s: %s", t.vmi.Name, msg))
 	case codes.Unimplemented:
 		return newStatus(http.StatusNotImplemented, metav1.StatusReasonBadRequest,

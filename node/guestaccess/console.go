@@ -64,9 +64,8 @@ func (s *Server) vnc(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	if a := t.vmi.Spec.Domain.Devices.AutoattachGraphicsDevice; a != nil && !*a {
-		// As KubeVirt answers: the request, not the VMI's state, is wrong.
-		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("VMI %s has no graphics device (spec.domain.devices.autoattachGraphicsDevice is false)", t.vmi.Name)))
+	if err := hasScreen(t); err != nil {
+		writeStatus(w, err)
 		return
 	}
 	logger := klog.LoggerWithValues(klog.FromContext(r.Context()), "vmi", t.String(), "stream", "vnc")
@@ -76,6 +75,15 @@ func (s *Server) vnc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(logger, w, r, conn, nil)
+}
+
+// hasScreen is nil for a VMI with a graphics device, a 400 otherwise: as
+// KubeVirt answers, the request, not the VMI's state, is wrong.
+func hasScreen(t *target) error {
+	if a := t.vmi.Spec.Domain.Devices.AutoattachGraphicsDevice; a != nil && !*a {
+		return apierrors.NewBadRequest(fmt.Sprintf("VMI %s has no graphics device (spec.domain.devices.autoattachGraphicsDevice is false)", t.vmi.Name))
+	}
+	return nil
 }
 
 // stream upgrades the request and pipes it to conn until either ends.

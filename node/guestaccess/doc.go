@@ -3,8 +3,9 @@
 // reaches the guests of this node's VMIs. It serves the serial console and
 // VNC as WebSocket streams (subprotocol plain.kubevirt.io, binary messages)
 // piped to the unix sockets QEMU serves in the launcher pod's private
-// directory, and the pause, unpause and softreboot actions as calls to the
-// launcher through node/monitor.
+// directory; a screenshot of the screen (vnc/screenshot) as the PNG the
+// launcher takes with libvirt and streams over gRPC; and the pause, unpause
+// and softreboot actions as calls to the launcher through node/monitor.
 //
 // Only virt-apiserver may talk to it: the TLS configuration demands a client
 // certificate signed by the virt-handler CA whose common name is the

@@ -87,6 +87,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+vmi+"console", s.console)
 	mux.HandleFunc("GET "+vmi+"vnc", s.vnc)
+	mux.HandleFunc("GET "+vmi+"vnc/screenshot", s.screenshot)
 	for _, a := range actions {
 		mux.HandleFunc("PUT "+vmi+a.name, func(w http.ResponseWriter, r *http.Request) { s.act(w, r, a) })
 	}

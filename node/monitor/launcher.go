@@ -326,6 +326,13 @@ func (l *Launcher) SoftReboot(ctx context.Context) error {
 	return nil
 }
 
+// Screenshot asks the launcher for a PNG of the domain's first screen,
+// streamed: the first message carries the picture's size. Its errors come
+// from the stream's first Recv; ctx bounds the whole transfer.
+func (l *Launcher) Screenshot(ctx context.Context) (apiv1.Launcher_ScreenshotClient, error) {
+	return l.client.Screenshot(ctx, &apiv1.ScreenshotRequest{})
+}
+
 // call runs one RPC with a timeout, retrying while the launcher is
 // Unavailable: the connection may be re-establishing after a hiccup. Other
 // errors are answers and returned as they are.

@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,8 +30,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	"kubevirt.dev/virt/test/e2e/framework"
-	"kubevirt.dev/virt/virtctl/rfb"
 	"kubevirt.dev/virt/virtctl/stream"
+	"kubevirt.dev/virt/virtctl/vnc"
 )
 
 // consoleTimeout bounds an answer typed into the guest's shell: TCG and a
@@ -107,31 +112,49 @@ func TestGuestAccess(t *testing.T) {
 	})
 
 	t.Run("vnc screenshot shows the guest's screen", func(t *testing.T) {
-		conn, err := stream.Dial(ctx, editor, ns, vmi.Name, "vnc")
+		// The three ways in: virtctl's command, KubeVirt's URL as any
+		// client GETs it (kubectl get --raw), and the editor's client.
+		file := filepath.Join(t.TempDir(), "screen.png")
+		virtctl := exec.CommandContext(ctx, filepath.Join(filepath.Dir(cluster.KubectlPath), "virtctl"),
+			"vnc", "screenshot", "-n", ns, vmi.Name, "--file", file)
+		virtctl.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig)
+		if out, err := virtctl.CombinedOutput(); err != nil {
+			t.Fatalf("virtctl vnc screenshot: %v\n%s", err, out)
+		}
+		fromVirtctl, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
-		img, err := rfb.Screenshot(conn)
+		raw, err := cluster.Kubectl(ctx, "get", "--raw",
+			"/apis/virtualization.kubevirt.io/v1/namespaces/"+ns+"/virtualmachineinstances/"+vmi.Name+"/vnc/screenshot?moveCursor=false")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := img.Bounds()
-		if b.Dx() == 0 || b.Dy() == 0 {
-			t.Fatalf("screenshot of %v", b)
+		fromEditor, err := vnc.Screenshot(ctx, virtClient(t, editor), ns, vmi.Name, false)
+		if err != nil {
+			t.Fatal(err)
 		}
-		first, colours := img.RGBAAt(b.Min.X, b.Min.Y), 1
-		for y := b.Min.Y; y < b.Max.Y && colours == 1; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				if img.RGBAAt(x, y) != first {
-					colours++
-					break
-				}
+		var size image.Point
+		for name, data := range map[string][]byte{"virtctl": fromVirtctl, "GET": []byte(raw), "the editor's client": fromEditor} {
+			img, err := png.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s: not a PNG (%d bytes): %v", name, len(data), err)
+			}
+			b := img.Bounds()
+			// The test guest's VGA text console, 80x25 of 9x16 cells;
+			// a guest that switched modes is still within the cap.
+			if b.Dx() < 320 || b.Dy() < 200 || b.Dx()*b.Dy() > 3840*2160 {
+				t.Errorf("%s: a screenshot of %dx%d", name, b.Dx(), b.Dy())
+			}
+			if size != (image.Point{}) && b.Size() != size {
+				t.Errorf("%s: %v, another screenshot %v", name, b.Size(), size)
+			}
+			size = b.Size()
+			if oneColour(img) {
+				t.Errorf("%s: the %dx%d screenshot is all one colour: the guest's text console is not drawn", name, b.Dx(), b.Dy())
 			}
 		}
-		if colours == 1 {
-			t.Errorf("the %dx%d screenshot is all one colour %v: the guest's text console is not drawn", b.Dx(), b.Dy(), first)
-		}
+		t.Logf("screenshots of %v", size)
 	})
 
 	t.Run("RBAC on the subresources", func(t *testing.T) {
@@ -142,6 +165,9 @@ func TestGuestAccess(t *testing.T) {
 			}
 		}
 		viewerClient := virtClient(t, viewer)
+		if _, err := vnc.Screenshot(ctx, viewerClient, ns, vmi.Name, false); !apierrors.IsForbidden(err) {
+			t.Errorf("virt:view took a screenshot: err = %v, want 403", err)
+		}
 		for _, action := range []struct{ resource, sub string }{
 			{"virtualmachines", "start"}, {"virtualmachines", "stop"}, {"virtualmachines", "restart"},
 			{"virtualmachineinstances", "pause"}, {"virtualmachineinstances", "unpause"},
@@ -167,6 +193,20 @@ func TestGuestAccess(t *testing.T) {
 	t.Run("virt-handler refuses callers other than virt-apiserver", func(t *testing.T) {
 		handlerRefusesServiceAccount(t, ns, vmi)
 	})
+}
+
+// oneColour reports whether every pixel of img is the same.
+func oneColour(img image.Image) bool {
+	b := img.Bounds()
+	first := img.At(b.Min.X, b.Min.Y)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if img.At(x, y) != first {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // handlerRefusesServiceAccount dials the guest-access endpoint of the VMI's
@@ -247,7 +287,8 @@ func virtClient(t *testing.T, cfg *rest.Config) virtclient.Interface {
 	return c
 }
 
-// put calls a lifecycle subresource the way virtctl does.
+// put calls a lifecycle subresource by its URL, as any client may (virtctl
+// calls the generated methods, which send the same PUT).
 func put(ctx context.Context, c virtclient.Interface, ns, resource, name, sub string, body runtime.Object) error {
 	return c.VirtualizationV1().RESTClient().Put().
 		Namespace(ns).Resource(resource).Name(name).SubResource(sub).

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	"kubevirt.dev/virt/virtctl/apierror"
-	"kubevirt.dev/virt/virtctl/lifecycle"
 )
 
 var (
@@ -108,7 +108,7 @@ func TestExplainUnreachable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = lifecycle.Stop("ns", "x", nil).Do(t.Context(), c)
+			_, err = c.VirtualizationV1().VirtualMachines("ns").Stop(t.Context(), "x", &virtv1.StopOptions{}, metav1.UpdateOptions{})
 			got := stop(tc.server).Explain(err)
 			if got == nil || len(got.Error()) < len(tc.want) || got.Error()[:len(tc.want)] != tc.want {
 				t.Errorf("Explain(%v):\n got %v\nwant %s...", err, got, tc.want)

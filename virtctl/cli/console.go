@@ -13,7 +13,6 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/virtctl/console"
-	"kubevirt.dev/virt/virtctl/lifecycle"
 )
 
 // ConsoleOptions is `console VMI`.
@@ -70,7 +69,7 @@ func (o *ConsoleOptions) Run(ctx context.Context) error {
 	}
 	conn, err := console.Dial(ctx, o.Config, o.Namespace, o.Name)
 	if err != nil {
-		return o.explain("get", lifecycle.VirtualMachineInstances, console.Subresource, err)
+		return o.explain("get", vmiResource, console.Subresource, err)
 	}
 	fmt.Fprintf(o.ErrOut, "Successfully connected to %s console. The escape sequence is %s\n", o.Name, console.EscapeName)
 	tty := term.TTY{In: o.In, Out: o.Out, Raw: true}
@@ -96,7 +95,7 @@ func (o *ConsoleOptions) waitRunning(ctx context.Context) error {
 	case errors.As(err, &nr) && errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("VMI %s is not Running after %v: it is %s (wait longer with --timeout)", o.Name, timeout, phaseWord(nr.Phase))
 	case err != nil:
-		return o.explain("get", lifecycle.VirtualMachineInstances, "", err)
+		return o.explain("get", vmiResource, "", err)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/virtctl/apierror"
-	"kubevirt.dev/virt/virtctl/lifecycle"
 )
 
 // unsetGracePeriod is --grace-period's value when not given.
@@ -150,30 +149,44 @@ func (o *ActionOptions) gracePeriod() *int64 {
 	return ptr.To(o.GracePeriod)
 }
 
-// call is the PUT the command makes.
-func (o *ActionOptions) call() lifecycle.Call {
-	ns, name := o.Namespace, o.Name
+// resource is the resource whose subresource the command PUTs: pause and
+// unpause of a VM act on its instance, the VMI of the same name.
+func (o *ActionOptions) resource() string {
+	switch o.Action {
+	case "start", "stop", "restart":
+		return vmResource
+	}
+	return vmiResource
+}
+
+// do makes the command's PUT with the generated client.
+func (o *ActionOptions) do(ctx context.Context) error {
+	vms := o.Client.VirtualizationV1().VirtualMachines(o.Namespace)
+	vmis := o.Client.VirtualizationV1().VirtualMachineInstances(o.Namespace)
+	var err error
 	switch o.Action {
 	case "start":
-		return lifecycle.Start(ns, name, &virtv1.StartOptions{})
+		_, err = vms.Start(ctx, o.Name, &virtv1.StartOptions{}, metav1.UpdateOptions{})
 	case "stop":
-		return lifecycle.Stop(ns, name, &virtv1.StopOptions{GracePeriod: o.gracePeriod()})
+		_, err = vms.Stop(ctx, o.Name, &virtv1.StopOptions{GracePeriod: o.gracePeriod()}, metav1.UpdateOptions{})
 	case "restart":
-		return lifecycle.Restart(ns, name, &virtv1.RestartOptions{GracePeriodSeconds: o.gracePeriod()})
+		_, err = vms.Restart(ctx, o.Name, &virtv1.RestartOptions{GracePeriodSeconds: o.gracePeriod()}, metav1.UpdateOptions{})
 	case "pause":
-		return lifecycle.Pause(ns, name, &virtv1.PauseOptions{})
+		_, err = vmis.Pause(ctx, o.Name, &virtv1.PauseOptions{}, metav1.UpdateOptions{})
 	case "unpause":
-		return lifecycle.Unpause(ns, name, &virtv1.UnpauseOptions{})
+		_, err = vmis.Unpause(ctx, o.Name, &virtv1.UnpauseOptions{}, metav1.UpdateOptions{})
+	case "softreboot":
+		_, err = vmis.SoftReboot(ctx, o.Name, &virtv1.SoftRebootOptions{}, metav1.UpdateOptions{})
 	default:
-		return lifecycle.SoftReboot(ns, name)
+		err = fmt.Errorf("unknown action %q", o.Action)
 	}
+	return err
 }
 
 // Run makes the call and says what happens next.
 func (o *ActionOptions) Run(ctx context.Context) error {
-	c := o.call()
-	if err := c.Do(ctx, o.Client); err != nil {
-		return o.explainCall(ctx, c, err)
+	if err := o.do(ctx); err != nil {
+		return o.explainCall(ctx, err)
 	}
 	kind := "VMI"
 	if o.OfVM {
@@ -189,16 +202,18 @@ func (o *ActionOptions) Run(ctx context.Context) error {
 
 // explainCall tells a failed call's error. Pausing a VM acts on its
 // instance: when that is missing, the VM may still be there, stopped.
-func (o *ActionOptions) explainCall(ctx context.Context, c lifecycle.Call, err error) error {
-	if o.OfVM && c.Resource == lifecycle.VirtualMachineInstances && apierrors.IsNotFound(err) {
+func (o *ActionOptions) explainCall(ctx context.Context, err error) error {
+	resource := o.resource()
+	if o.OfVM && resource == vmiResource && apierrors.IsNotFound(err) {
 		_, vmErr := o.Client.VirtualizationV1().VirtualMachines(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 		switch {
 		case vmErr == nil:
 			return &apierror.Error{Err: err,
 				Sentence: fmt.Sprintf("VM %s has no running instance to %s in namespace %s (start it first)", o.Name, o.Action, o.Namespace)}
 		case apierrors.IsNotFound(vmErr):
-			return o.explain("get", lifecycle.VirtualMachines, "", vmErr)
+			return o.explain("get", vmResource, "", vmErr)
 		}
 	}
-	return o.explain(lifecycle.Verb, c.Resource, c.Subresource, err)
+	// Every action is authorized as an update of its subresource.
+	return o.explain("update", resource, o.Action, err)
 }

@@ -66,6 +66,12 @@ func examples(display string, pairs ...string) string {
 
 // target is what a command acting on one object needs: the connection
 // from the kubeconfig flags and the object named on the command line.
+// The resources whose subresources virtctl uses.
+const (
+	vmResource  = "virtualmachines"
+	vmiResource = "virtualmachineinstances"
+)
+
 type target struct {
 	Namespace string
 	Name      string

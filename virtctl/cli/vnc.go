@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"kubevirt.dev/virt/virtctl/lifecycle"
 	"kubevirt.dev/virt/virtctl/vnc"
 )
 
@@ -86,7 +86,7 @@ func (o *VNCOptions) Validate() error {
 func (o *VNCOptions) Run(ctx context.Context) error {
 	vmis := o.Client.VirtualizationV1().VirtualMachineInstances(o.Namespace)
 	if _, err := vmis.Get(ctx, o.Name, metav1.GetOptions{}); err != nil {
-		return o.explain("get", lifecycle.VirtualMachineInstances, "", err)
+		return o.explain("get", vmiResource, "", err)
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(o.Address, strconv.Itoa(o.Port)))
 	if err != nil {
@@ -123,7 +123,7 @@ func (o *VNCOptions) Run(ctx context.Context) error {
 		},
 		Event: func(viewer net.Addr, what string, err error) {
 			if err != nil {
-				err = o.explain("get", lifecycle.VirtualMachineInstances, vnc.Subresource, err)
+				err = o.explain("get", vmiResource, vnc.Subresource, err)
 				fmt.Fprintf(o.ErrOut, "viewer %s: %s: %v\n", viewer, what, err)
 				return
 			}
@@ -164,13 +164,15 @@ func viewerNames() string {
 	return strings.Join(names, ", ")
 }
 
-// ScreenshotOptions is `vnc screenshot VMI`.
+// ScreenshotOptions is `vnc screenshot VMI`, KubeVirt's flags.
 type ScreenshotOptions struct {
 	target
 	// File is where the PNG goes; - is standard output.
 	File string
-	// Timeout bounds the whole screenshot: a display that never answers
-	// is an error, not a hang.
+	// MoveCursor is KubeVirt's --move-cursor, sent along; the server
+	// moves nothing (the hypervisor takes the picture).
+	MoveCursor bool
+	// Timeout bounds the whole screenshot.
 	Timeout time.Duration
 	genericiooptions.IOStreams
 }
@@ -180,6 +182,9 @@ func newScreenshotCommand(name string, f genericclioptions.RESTClientGetter, str
 	cmd := &cobra.Command{
 		Use:   "screenshot VMI",
 		Short: "Save a picture of a virtual machine instance's display as PNG",
+		Long: "Save a picture of a virtual machine instance's display as PNG: the hypervisor on the\n" +
+			"guest's node takes it (GET virtualmachineinstances/VMI/vnc/screenshot, allowed to whoever\n" +
+			"may open its VNC).",
 		Example: examples(name,
 			"Save the example VM's screen", "vnc screenshot vmi-tiny --file vmi-tiny.png",
 			"Pipe it on", "vnc screenshot vmi-tiny --file - | display"),
@@ -195,6 +200,7 @@ func newScreenshotCommand(name string, f genericclioptions.RESTClientGetter, str
 		},
 	}
 	cmd.Flags().StringVarP(&o.File, "file", "f", "", "PNG file to write (- for standard output)")
+	cmd.Flags().BoolVarP(&o.MoveCursor, "move-cursor", "m", false, "KubeVirt's request to move the cursor to wake the screen; accepted, the picture is taken as the screen is")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long to wait for the picture")
 	return cmd
 }
@@ -215,33 +221,29 @@ func (o *ScreenshotOptions) Validate() error {
 	return o.validate("VMI")
 }
 
-// Run takes the screenshot and writes it.
+// Run takes the screenshot and writes it as the server sent it, once it
+// reads as a PNG.
 func (o *ScreenshotOptions) Run(ctx context.Context) error {
 	shot, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	img, err := vnc.Screenshot(shot, o.Config, o.Namespace, o.Name)
+	data, err := vnc.Screenshot(shot, o.Client, o.Namespace, o.Name, o.MoveCursor)
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no picture from the display of %s within %v: is the guest's VNC server up? (--timeout waits longer)", o.Name, o.Timeout)
+		return fmt.Errorf("no picture of the display of %s within %v (--timeout waits longer)", o.Name, o.Timeout)
 	case err != nil:
-		return o.explain("get", lifecycle.VirtualMachineInstances, vnc.Subresource, err)
+		return o.explain("get", vmiResource, vnc.ScreenshotSubresource, err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("the screenshot of %s is not a PNG: %w", o.Name, err)
 	}
 	if o.File == "-" {
-		return png.Encode(o.Out, img)
-	}
-	f, err := os.Create(o.File)
-	if err != nil {
+		_, err := o.Out.Write(data)
 		return err
 	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		os.Remove(o.File)
+	if err := os.WriteFile(o.File, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", o.File, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", o.File, err)
-	}
-	b := img.Bounds()
-	fmt.Fprintf(o.ErrOut, "Screenshot of %s (%dx%d) written to %s\n", o.Name, b.Dx(), b.Dy(), o.File)
+	fmt.Fprintf(o.ErrOut, "Screenshot of %s (%dx%d) written to %s\n", o.Name, cfg.Width, cfg.Height, o.File)
 	return nil
 }

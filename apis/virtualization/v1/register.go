@@ -44,6 +44,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&RestartOptions{},
 		&PauseOptions{},
 		&UnpauseOptions{},
+		&SoftRebootOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
 		&VirtualMachineInstancetype{},
 		&VirtualMachineInstancetypeList{},

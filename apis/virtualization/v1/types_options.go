@@ -82,3 +82,20 @@ type UnpauseOptions struct {
 	// +listType=atomic
 	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,1,rep,name=dryRun"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// SoftRebootOptions is the body of a PUT to
+// virtualmachineinstances/NAME/softreboot. KubeVirt's softreboot takes no
+// body (an empty one is these options, empty); ours takes this one, shaped
+// like PauseOptions, so that its dry run can be asked for and the
+// generated client has a typed body.
+type SoftRebootOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// DryRun, when present, asks that nothing be changed. The only value
+	// is All: all dry-run stages are processed.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,1,rep,name=dryRun"`
+}

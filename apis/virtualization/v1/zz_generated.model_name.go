@@ -722,6 +722,11 @@ func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SoftRebootOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.SoftRebootOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SoundDevice) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.SoundDevice"
 }

@@ -34,6 +34,11 @@ func ValidateUnpauseOptions(o *virtualization.UnpauseOptions) field.ErrorList {
 	return metav1validation.ValidateDryRun(field.NewPath("dryRun"), o.DryRun)
 }
 
+// ValidateSoftRebootOptions validates the body of a VMI's soft reboot.
+func ValidateSoftRebootOptions(o *virtualization.SoftRebootOptions) field.ErrorList {
+	return metav1validation.ValidateDryRun(field.NewPath("dryRun"), o.DryRun)
+}
+
 func validateGracePeriod(seconds *int64, fldPath *field.Path) field.ErrorList {
 	if seconds != nil && *seconds < 0 {
 		return field.ErrorList{field.Invalid(fldPath, *seconds, "must be 0 or more seconds")}

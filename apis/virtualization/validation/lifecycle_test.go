@@ -35,6 +35,8 @@ func TestValidateLifecycleOptions(t *testing.T) {
 		{"restart unknown dry run", ValidateRestartOptions(&virtualization.RestartOptions{DryRun: []string{"x"}}), "dryRun"},
 		{"pause unknown dry run", ValidatePauseOptions(&virtualization.PauseOptions{DryRun: []string{"x"}}), "dryRun"},
 		{"unpause dry run", ValidateUnpauseOptions(&virtualization.UnpauseOptions{DryRun: []string{metav1.DryRunAll}}), ""},
+		{"soft reboot dry run", ValidateSoftRebootOptions(&virtualization.SoftRebootOptions{DryRun: []string{metav1.DryRunAll}}), ""},
+		{"soft reboot unknown dry run", ValidateSoftRebootOptions(&virtualization.SoftRebootOptions{DryRun: []string{"x"}}), "dryRun"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,11 @@
 package guestaccesstest
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -29,8 +32,8 @@ type Request struct {
 
 // Handler is a fake virt-handler's guest access: console and vnc are
 // WebSocket streams that echo every message, pause, unpause and softreboot
-// answer 200 Success, unless the test set another answer for the
-// subresource.
+// answer 200 Success, vnc/screenshot answers ScreenshotPNG, unless the
+// test set another answer for the subresource.
 type Handler struct {
 	srv      *httptest.Server
 	upgrader websocket.Upgrader
@@ -60,6 +63,7 @@ func NewHandler(t testing.TB, tlsConfig *tls.Config) *Handler {
 	for _, sub := range []string{"pause", "unpause", "softreboot"} {
 		mux.HandleFunc("PUT "+vmi+sub, func(w http.ResponseWriter, r *http.Request) { h.act(w, r, sub) })
 	}
+	mux.HandleFunc("GET "+vmi+"vnc/screenshot", h.screenshot)
 	h.srv = httptest.NewUnstartedServer(mux)
 	h.srv.TLS = tlsConfig
 	h.srv.StartTLS()
@@ -137,6 +141,28 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, sub string) {
 		writeStatus(w, Failure(http.StatusBadRequest, metav1.StatusReasonBadRequest, "uid is required"))
 	default:
 		writeStatus(w, metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusOK})
+	}
+}
+
+// ScreenshotPNG is the fake handler's screenshot: a 4x3 PNG.
+var ScreenshotPNG = func() []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 3))); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
+
+func (h *Handler) screenshot(w http.ResponseWriter, r *http.Request) {
+	st, answered := h.record(r, "vnc/screenshot")
+	switch {
+	case answered:
+		writeStatus(w, st)
+	case r.URL.Query().Get("uid") == "":
+		writeStatus(w, Failure(http.StatusBadRequest, metav1.StatusReasonBadRequest, "uid is required"))
+	default:
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(ScreenshotPNG)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/util/dryrun"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -22,16 +21,12 @@ import (
 
 // The actions are PUTs (RBAC verb update) forwarded to the VMI's handler,
 // whose metav1.Status is the answer: a success, or its error (409 already
-// paused, 503 launcher not answering, ...) as the same API error. Pause and
-// unpause take KubeVirt's options as their body (apiserver/action), whose
-// dryRun is honoured. SoftReboot has no body, as in KubeVirt, and so no dry
-// run: a dryRun query parameter is refused by k8s.io/apiserver (400), as for
-// every connect subresource.
-
-var (
-	_ rest.Connecter       = &SoftRebootREST{}
-	_ rest.StorageMetadata = &SoftRebootREST{}
-)
+// paused, 503 launcher not answering, ...) as the same API error. Each
+// takes its options as the body (apiserver/action): KubeVirt's for pause
+// and unpause, SoftRebootOptions for softreboot, which KubeVirt sends
+// without a body (an empty body is empty options). The options' dryRun is
+// honoured; a dryRun query parameter is refused by k8s.io/apiserver (400),
+// as for every connect subresource.
 
 // actionTimeout bounds the handler's answer. Its launcher call has a
 // timeout and retries of its own.
@@ -60,39 +55,16 @@ func (g *guests) unpauseREST(scheme *runtime.Scheme) (*action.REST, error) {
 		})
 }
 
-// SoftRebootREST is virtualmachineinstances/softreboot: the guest is asked
-// to reboot (ACPI).
-type SoftRebootREST struct{ *guests }
-
-// New returns a VMI: a soft reboot has no body.
-func (r *SoftRebootREST) New() runtime.Object { return &virtualization.VirtualMachineInstance{} }
-
-// Destroy does nothing: the main store owns the storage.
-func (r *SoftRebootREST) Destroy() {}
-
-// NewConnectOptions returns no options.
-func (r *SoftRebootREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
-
-// ConnectMethods is PUT, authorized as update; whatever body comes is not
-// read.
-func (r *SoftRebootREST) ConnectMethods() []string { return []string{http.MethodPut} }
-
-// ProducesMIMETypes adds nothing to the API's media types.
-func (r *SoftRebootREST) ProducesMIMETypes(string) []string { return nil }
-
-// ProducesObject is a Status, for the OpenAPI of the subresource.
-func (r *SoftRebootREST) ProducesObject(string) any { return metav1.Status{} }
-
-// Connect asks the guest of the VMI name to reboot and answers the Status.
-func (r *SoftRebootREST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		st, err := r.act(ctx, name, softReboot, false)
-		if err != nil {
-			responder.Error(err)
-			return
-		}
-		responder.Object(http.StatusOK, st)
-	}), nil
+// softRebootREST returns virtualmachineinstances/softreboot: the guest is
+// asked to reboot (ACPI).
+func (g *guests) softRebootREST(scheme *runtime.Scheme) (*action.REST, error) {
+	return action.New(scheme, func() *virtualization.SoftRebootOptions { return &virtualization.SoftRebootOptions{} },
+		func(ctx context.Context, name string, opts *virtualization.SoftRebootOptions) (runtime.Object, error) {
+			if errs := validation.ValidateSoftRebootOptions(opts); len(errs) > 0 {
+				return nil, apierrors.NewInvalid(virtualization.Kind("SoftRebootOptions"), name, errs)
+			}
+			return g.act(ctx, name, softReboot, dryrun.IsDryRun(opts.DryRun))
+		})
 }
 
 // guestAction is a handler's action: its subresource and what a success

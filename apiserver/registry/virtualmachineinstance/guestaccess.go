@@ -33,7 +33,7 @@ type GuestAccess struct {
 	VNC        *VNCREST
 	Pause      *action.REST
 	Unpause    *action.REST
-	SoftReboot *SoftRebootREST
+	SoftReboot *action.REST
 }
 
 // NewGuestAccess returns the guest-access subresources of the VMIs of
@@ -49,12 +49,16 @@ func NewGuestAccess(scheme *runtime.Scheme, vmis *REST, handlers Handlers) (Gues
 	if err != nil {
 		return GuestAccess{}, err
 	}
+	softReboot, err := g.softRebootREST(scheme)
+	if err != nil {
+		return GuestAccess{}, err
+	}
 	return GuestAccess{
 		Console:    &ConsoleREST{g},
 		VNC:        &VNCREST{g},
 		Pause:      pause,
 		Unpause:    unpause,
-		SoftReboot: &SoftRebootREST{g},
+		SoftReboot: softReboot,
 	}, nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -45,7 +47,8 @@ func (r *ConsoleREST) Connect(ctx context.Context, name string, _ runtime.Object
 }
 
 // VNCREST is virtualmachineinstances/vnc: an RFB stream to the guest's
-// graphics.
+// graphics; and below it, at KubeVirt's URL, vnc/screenshot: a PNG of the
+// guest's screen (screenshot.go).
 type VNCREST struct{ *guests }
 
 // New returns a VMI: VNC has no options.
@@ -54,15 +57,37 @@ func (r *VNCREST) New() runtime.Object { return &virtualization.VirtualMachineIn
 // Destroy does nothing: the main store owns the storage.
 func (r *VNCREST) Destroy() {}
 
-// NewConnectOptions returns no options.
-func (r *VNCREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
+// NewConnectOptions returns no options, and a path below vnc: the route of
+// vnc/screenshot. k8s.io/apiserver installs only resource/subresource, and
+// its request info (hence RBAC) names only the first segment after the
+// object's name: a screenshot is authorized as a get of
+// virtualmachineinstances/vnc.
+func (r *VNCREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, true, "path" }
 
 // ConnectMethods is GET, upgraded to a WebSocket.
 func (r *VNCREST) ConnectMethods() []string { return streamMethods }
 
-// Connect proxies the VNC of the VMI name to its handler.
+// Connect proxies the VNC of the VMI name to its handler, or answers its
+// screenshot.
 func (r *VNCREST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	return r.stream(ctx, name, "vnc", responder)
+	switch sub := subpath(ctx); sub {
+	case "":
+		return r.stream(ctx, name, "vnc", responder)
+	case "screenshot":
+		return r.screenshot(ctx, name, responder)
+	default:
+		return nil, apierrors.NewNotFound(virtualization.Resource("virtualmachineinstances/vnc"), sub)
+	}
+}
+
+// subpath is what the request's path has below the subresource, without
+// slashes: "screenshot" for .../NAME/vnc/screenshot.
+func subpath(ctx context.Context) string {
+	info, ok := request.RequestInfoFrom(ctx)
+	if !ok || len(info.Parts) <= 3 {
+		return ""
+	}
+	return strings.Trim(strings.Join(info.Parts[3:], "/"), "/")
 }
 
 // stream returns the proxy of subresource to the handler of the VMI name.

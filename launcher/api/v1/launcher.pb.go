@@ -1211,6 +1211,105 @@ func (*SoftRebootResponse) Descriptor() ([]byte, []int) {
 	return file_launcher_proto_rawDescGZIP(), []int{18}
 }
 
+type ScreenshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScreenshotRequest) Reset() {
+	*x = ScreenshotRequest{}
+	mi := &file_launcher_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScreenshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScreenshotRequest) ProtoMessage() {}
+
+func (x *ScreenshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScreenshotRequest.ProtoReflect.Descriptor instead.
+func (*ScreenshotRequest) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{19}
+}
+
+// ScreenshotChunk is one piece of a screenshot's PNG.
+type ScreenshotChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The picture's size in pixels; set in the first message only.
+	Width  uint32 `protobuf:"varint,1,opt,name=width,proto3" json:"width,omitempty"`
+	Height uint32 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"`
+	// The next bytes of the PNG (image/png).
+	Png           []byte `protobuf:"bytes,3,opt,name=png,proto3" json:"png,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScreenshotChunk) Reset() {
+	*x = ScreenshotChunk{}
+	mi := &file_launcher_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScreenshotChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScreenshotChunk) ProtoMessage() {}
+
+func (x *ScreenshotChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScreenshotChunk.ProtoReflect.Descriptor instead.
+func (*ScreenshotChunk) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ScreenshotChunk) GetWidth() uint32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *ScreenshotChunk) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *ScreenshotChunk) GetPng() []byte {
+	if x != nil {
+		return x.Png
+	}
+	return nil
+}
+
 type GetDomainRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1219,7 +1318,7 @@ type GetDomainRequest struct {
 
 func (x *GetDomainRequest) Reset() {
 	*x = GetDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1330,7 @@ func (x *GetDomainRequest) String() string {
 func (*GetDomainRequest) ProtoMessage() {}
 
 func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[19]
+	mi := &file_launcher_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1343,7 @@ func (x *GetDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainRequest.ProtoReflect.Descriptor instead.
 func (*GetDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{19}
+	return file_launcher_proto_rawDescGZIP(), []int{21}
 }
 
 type GetDomainResponse struct {
@@ -1256,7 +1355,7 @@ type GetDomainResponse struct {
 
 func (x *GetDomainResponse) Reset() {
 	*x = GetDomainResponse{}
-	mi := &file_launcher_proto_msgTypes[20]
+	mi := &file_launcher_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1367,7 @@ func (x *GetDomainResponse) String() string {
 func (*GetDomainResponse) ProtoMessage() {}
 
 func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[20]
+	mi := &file_launcher_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1380,7 @@ func (x *GetDomainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDomainResponse.ProtoReflect.Descriptor instead.
 func (*GetDomainResponse) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{20}
+	return file_launcher_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetDomainResponse) GetDomain() *Domain {
@@ -1299,7 +1398,7 @@ type WatchDomainRequest struct {
 
 func (x *WatchDomainRequest) Reset() {
 	*x = WatchDomainRequest{}
-	mi := &file_launcher_proto_msgTypes[21]
+	mi := &file_launcher_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1410,7 @@ func (x *WatchDomainRequest) String() string {
 func (*WatchDomainRequest) ProtoMessage() {}
 
 func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[21]
+	mi := &file_launcher_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1423,7 @@ func (x *WatchDomainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchDomainRequest.ProtoReflect.Descriptor instead.
 func (*WatchDomainRequest) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{21}
+	return file_launcher_proto_rawDescGZIP(), []int{23}
 }
 
 type Domain struct {
@@ -1370,7 +1469,7 @@ type Domain struct {
 
 func (x *Domain) Reset() {
 	*x = Domain{}
-	mi := &file_launcher_proto_msgTypes[22]
+	mi := &file_launcher_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1481,7 @@ func (x *Domain) String() string {
 func (*Domain) ProtoMessage() {}
 
 func (x *Domain) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[22]
+	mi := &file_launcher_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1494,7 @@ func (x *Domain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Domain.ProtoReflect.Descriptor instead.
 func (*Domain) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{22}
+	return file_launcher_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Domain) GetName() string {
@@ -1522,7 +1621,7 @@ type GuestOSInfo struct {
 
 func (x *GuestOSInfo) Reset() {
 	*x = GuestOSInfo{}
-	mi := &file_launcher_proto_msgTypes[23]
+	mi := &file_launcher_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1633,7 @@ func (x *GuestOSInfo) String() string {
 func (*GuestOSInfo) ProtoMessage() {}
 
 func (x *GuestOSInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[23]
+	mi := &file_launcher_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1646,7 @@ func (x *GuestOSInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestOSInfo.ProtoReflect.Descriptor instead.
 func (*GuestOSInfo) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{23}
+	return file_launcher_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GuestOSInfo) GetName() string {
@@ -1621,7 +1720,7 @@ type GuestInterface struct {
 
 func (x *GuestInterface) Reset() {
 	*x = GuestInterface{}
-	mi := &file_launcher_proto_msgTypes[24]
+	mi := &file_launcher_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1732,7 @@ func (x *GuestInterface) String() string {
 func (*GuestInterface) ProtoMessage() {}
 
 func (x *GuestInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[24]
+	mi := &file_launcher_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1745,7 @@ func (x *GuestInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuestInterface.ProtoReflect.Descriptor instead.
 func (*GuestInterface) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{24}
+	return file_launcher_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GuestInterface) GetName() string {
@@ -1688,7 +1787,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_launcher_proto_msgTypes[25]
+	mi := &file_launcher_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1799,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[25]
+	mi := &file_launcher_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1812,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{25}
+	return file_launcher_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Interface) GetName() string {
@@ -1767,7 +1866,7 @@ type DomainEvent struct {
 
 func (x *DomainEvent) Reset() {
 	*x = DomainEvent{}
-	mi := &file_launcher_proto_msgTypes[26]
+	mi := &file_launcher_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1878,7 @@ func (x *DomainEvent) String() string {
 func (*DomainEvent) ProtoMessage() {}
 
 func (x *DomainEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_launcher_proto_msgTypes[26]
+	mi := &file_launcher_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1891,7 @@ func (x *DomainEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DomainEvent.ProtoReflect.Descriptor instead.
 func (*DomainEvent) Descriptor() ([]byte, []int) {
-	return file_launcher_proto_rawDescGZIP(), []int{26}
+	return file_launcher_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DomainEvent) GetType() EventType {
@@ -1886,7 +1985,12 @@ const file_launcher_proto_rawDesc = "" +
 	"\x0eUnpauseRequest\"\x11\n" +
 	"\x0fUnpauseResponse\"\x13\n" +
 	"\x11SoftRebootRequest\"\x14\n" +
-	"\x12SoftRebootResponse\"\x12\n" +
+	"\x12SoftRebootResponse\"\x13\n" +
+	"\x11ScreenshotRequest\"Q\n" +
+	"\x0fScreenshotChunk\x12\x14\n" +
+	"\x05width\x18\x01 \x01(\rR\x05width\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\rR\x06height\x12\x10\n" +
+	"\x03png\x18\x03 \x01(\fR\x03png\"\x12\n" +
 	"\x10GetDomainRequest\"E\n" +
 	"\x11GetDomainResponse\x120\n" +
 	"\x06domain\x18\x01 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\"\x14\n" +
@@ -1967,7 +2071,7 @@ const file_launcher_proto_rawDesc = "" +
 	"\x12EVENT_TYPE_CRASHED\x10\n" +
 	"\x12!\n" +
 	"\x1dEVENT_TYPE_INTERFACES_CHANGED\x10\v\x12\x14\n" +
-	"\x10EVENT_TYPE_AGENT\x10\f2\xd1\x05\n" +
+	"\x10EVENT_TYPE_AGENT\x10\f2\xa9\x06\n" +
 	"\bLauncher\x12E\n" +
 	"\x04Info\x12\x1d.virt.launcher.v1.InfoRequest\x1a\x1e.virt.launcher.v1.InfoResponse\x12E\n" +
 	"\x04Sync\x12\x1d.virt.launcher.v1.SyncRequest\x1a\x1e.virt.launcher.v1.SyncResponse\x12Q\n" +
@@ -1976,7 +2080,9 @@ const file_launcher_proto_rawDesc = "" +
 	"\x05Pause\x12\x1e.virt.launcher.v1.PauseRequest\x1a\x1f.virt.launcher.v1.PauseResponse\x12N\n" +
 	"\aUnpause\x12 .virt.launcher.v1.UnpauseRequest\x1a!.virt.launcher.v1.UnpauseResponse\x12W\n" +
 	"\n" +
-	"SoftReboot\x12#.virt.launcher.v1.SoftRebootRequest\x1a$.virt.launcher.v1.SoftRebootResponse\x12T\n" +
+	"SoftReboot\x12#.virt.launcher.v1.SoftRebootRequest\x1a$.virt.launcher.v1.SoftRebootResponse\x12V\n" +
+	"\n" +
+	"Screenshot\x12#.virt.launcher.v1.ScreenshotRequest\x1a!.virt.launcher.v1.ScreenshotChunk0\x01\x12T\n" +
 	"\tGetDomain\x12\".virt.launcher.v1.GetDomainRequest\x1a#.virt.launcher.v1.GetDomainResponse\x12T\n" +
 	"\vWatchDomain\x12$.virt.launcher.v1.WatchDomainRequest\x1a\x1d.virt.launcher.v1.DomainEvent0\x01B&Z$kubevirt.dev/virt/launcher/api/v1;v1b\x06proto3"
 
@@ -1993,7 +2099,7 @@ func file_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_launcher_proto_goTypes = []any{
 	(DomainState)(0),               // 0: virt.launcher.v1.DomainState
 	(StopReason)(0),                // 1: virt.launcher.v1.StopReason
@@ -2017,14 +2123,16 @@ var file_launcher_proto_goTypes = []any{
 	(*UnpauseResponse)(nil),        // 19: virt.launcher.v1.UnpauseResponse
 	(*SoftRebootRequest)(nil),      // 20: virt.launcher.v1.SoftRebootRequest
 	(*SoftRebootResponse)(nil),     // 21: virt.launcher.v1.SoftRebootResponse
-	(*GetDomainRequest)(nil),       // 22: virt.launcher.v1.GetDomainRequest
-	(*GetDomainResponse)(nil),      // 23: virt.launcher.v1.GetDomainResponse
-	(*WatchDomainRequest)(nil),     // 24: virt.launcher.v1.WatchDomainRequest
-	(*Domain)(nil),                 // 25: virt.launcher.v1.Domain
-	(*GuestOSInfo)(nil),            // 26: virt.launcher.v1.GuestOSInfo
-	(*GuestInterface)(nil),         // 27: virt.launcher.v1.GuestInterface
-	(*Interface)(nil),              // 28: virt.launcher.v1.Interface
-	(*DomainEvent)(nil),            // 29: virt.launcher.v1.DomainEvent
+	(*ScreenshotRequest)(nil),      // 22: virt.launcher.v1.ScreenshotRequest
+	(*ScreenshotChunk)(nil),        // 23: virt.launcher.v1.ScreenshotChunk
+	(*GetDomainRequest)(nil),       // 24: virt.launcher.v1.GetDomainRequest
+	(*GetDomainResponse)(nil),      // 25: virt.launcher.v1.GetDomainResponse
+	(*WatchDomainRequest)(nil),     // 26: virt.launcher.v1.WatchDomainRequest
+	(*Domain)(nil),                 // 27: virt.launcher.v1.Domain
+	(*GuestOSInfo)(nil),            // 28: virt.launcher.v1.GuestOSInfo
+	(*GuestInterface)(nil),         // 29: virt.launcher.v1.GuestInterface
+	(*Interface)(nil),              // 30: virt.launcher.v1.Interface
+	(*DomainEvent)(nil),            // 31: virt.launcher.v1.DomainEvent
 }
 var file_launcher_proto_depIdxs = []int32{
 	5,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
@@ -2032,15 +2140,15 @@ var file_launcher_proto_depIdxs = []int32{
 	8,  // 2: virt.launcher.v1.SyncRequest.interfaces:type_name -> virt.launcher.v1.InterfaceNetwork
 	9,  // 3: virt.launcher.v1.InterfaceNetwork.dhcp:type_name -> virt.launcher.v1.DHCPLease
 	10, // 4: virt.launcher.v1.DHCPLease.routes:type_name -> virt.launcher.v1.Route
-	25, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
-	25, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
+	27, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
+	27, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
 	0,  // 7: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
-	28, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
+	30, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
 	1,  // 9: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
-	26, // 10: virt.launcher.v1.Domain.guest_os_info:type_name -> virt.launcher.v1.GuestOSInfo
-	27, // 11: virt.launcher.v1.Domain.guest_interfaces:type_name -> virt.launcher.v1.GuestInterface
+	28, // 10: virt.launcher.v1.Domain.guest_os_info:type_name -> virt.launcher.v1.GuestOSInfo
+	29, // 11: virt.launcher.v1.Domain.guest_interfaces:type_name -> virt.launcher.v1.GuestInterface
 	2,  // 12: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
-	25, // 13: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
+	27, // 13: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
 	3,  // 14: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
 	7,  // 15: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
 	12, // 16: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
@@ -2048,19 +2156,21 @@ var file_launcher_proto_depIdxs = []int32{
 	16, // 18: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
 	18, // 19: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
 	20, // 20: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
-	22, // 21: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
-	24, // 22: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
-	4,  // 23: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
-	11, // 24: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
-	13, // 25: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
-	15, // 26: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
-	17, // 27: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
-	19, // 28: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
-	21, // 29: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
-	23, // 30: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
-	29, // 31: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
-	23, // [23:32] is the sub-list for method output_type
-	14, // [14:23] is the sub-list for method input_type
+	22, // 21: virt.launcher.v1.Launcher.Screenshot:input_type -> virt.launcher.v1.ScreenshotRequest
+	24, // 22: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
+	26, // 23: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
+	4,  // 24: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
+	11, // 25: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
+	13, // 26: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
+	15, // 27: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
+	17, // 28: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
+	19, // 29: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
+	21, // 30: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
+	23, // 31: virt.launcher.v1.Launcher.Screenshot:output_type -> virt.launcher.v1.ScreenshotChunk
+	25, // 32: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
+	31, // 33: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -2078,7 +2188,7 @@ func file_launcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_launcher_proto_rawDesc), len(file_launcher_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

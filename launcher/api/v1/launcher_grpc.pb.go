@@ -33,6 +33,7 @@ const (
 	Launcher_Pause_FullMethodName       = "/virt.launcher.v1.Launcher/Pause"
 	Launcher_Unpause_FullMethodName     = "/virt.launcher.v1.Launcher/Unpause"
 	Launcher_SoftReboot_FullMethodName  = "/virt.launcher.v1.Launcher/SoftReboot"
+	Launcher_Screenshot_FullMethodName  = "/virt.launcher.v1.Launcher/Screenshot"
 	Launcher_GetDomain_FullMethodName   = "/virt.launcher.v1.Launcher/GetDomain"
 	Launcher_WatchDomain_FullMethodName = "/virt.launcher.v1.Launcher/WatchDomain"
 )
@@ -83,6 +84,15 @@ type LauncherClient interface {
 	// FailedPrecondition when the domain is not running (not started yet,
 	// paused, ended) or a shutdown was requested.
 	SoftReboot(ctx context.Context, in *SoftRebootRequest, opts ...grpc.CallOption) (*SoftRebootResponse, error)
+	// Screenshot takes a picture of the domain's first screen (libvirt's
+	// virDomainScreenshot) and streams it as PNG: the first message carries
+	// the picture's width and height, every message a piece of the PNG, in
+	// order. The guest chooses its resolution: a picture larger than the
+	// launcher's cap is ResourceExhausted, before anything is sent.
+	// FailedPrecondition when the domain is not running (not started yet,
+	// ended) or has no screen (no graphics device). A paused domain shows its
+	// last picture.
+	Screenshot(ctx context.Context, in *ScreenshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ScreenshotChunk], error)
 	// GetDomain reports the domain as it is now, or as it ended.
 	GetDomain(ctx context.Context, in *GetDomainRequest, opts ...grpc.CallOption) (*GetDomainResponse, error)
 	// WatchDomain streams the domain: first its current state
@@ -169,6 +179,25 @@ func (c *launcherClient) SoftReboot(ctx context.Context, in *SoftRebootRequest, 
 	return out, nil
 }
 
+func (c *launcherClient) Screenshot(ctx context.Context, in *ScreenshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ScreenshotChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Launcher_ServiceDesc.Streams[0], Launcher_Screenshot_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ScreenshotRequest, ScreenshotChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Launcher_ScreenshotClient = grpc.ServerStreamingClient[ScreenshotChunk]
+
 func (c *launcherClient) GetDomain(ctx context.Context, in *GetDomainRequest, opts ...grpc.CallOption) (*GetDomainResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetDomainResponse)
@@ -181,7 +210,7 @@ func (c *launcherClient) GetDomain(ctx context.Context, in *GetDomainRequest, op
 
 func (c *launcherClient) WatchDomain(ctx context.Context, in *WatchDomainRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DomainEvent], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Launcher_ServiceDesc.Streams[0], Launcher_WatchDomain_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Launcher_ServiceDesc.Streams[1], Launcher_WatchDomain_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +273,15 @@ type LauncherServer interface {
 	// FailedPrecondition when the domain is not running (not started yet,
 	// paused, ended) or a shutdown was requested.
 	SoftReboot(context.Context, *SoftRebootRequest) (*SoftRebootResponse, error)
+	// Screenshot takes a picture of the domain's first screen (libvirt's
+	// virDomainScreenshot) and streams it as PNG: the first message carries
+	// the picture's width and height, every message a piece of the PNG, in
+	// order. The guest chooses its resolution: a picture larger than the
+	// launcher's cap is ResourceExhausted, before anything is sent.
+	// FailedPrecondition when the domain is not running (not started yet,
+	// ended) or has no screen (no graphics device). A paused domain shows its
+	// last picture.
+	Screenshot(*ScreenshotRequest, grpc.ServerStreamingServer[ScreenshotChunk]) error
 	// GetDomain reports the domain as it is now, or as it ended.
 	GetDomain(context.Context, *GetDomainRequest) (*GetDomainResponse, error)
 	// WatchDomain streams the domain: first its current state
@@ -280,6 +318,9 @@ func (UnimplementedLauncherServer) Unpause(context.Context, *UnpauseRequest) (*U
 }
 func (UnimplementedLauncherServer) SoftReboot(context.Context, *SoftRebootRequest) (*SoftRebootResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SoftReboot not implemented")
+}
+func (UnimplementedLauncherServer) Screenshot(*ScreenshotRequest, grpc.ServerStreamingServer[ScreenshotChunk]) error {
+	return status.Error(codes.Unimplemented, "method Screenshot not implemented")
 }
 func (UnimplementedLauncherServer) GetDomain(context.Context, *GetDomainRequest) (*GetDomainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetDomain not implemented")
@@ -434,6 +475,17 @@ func _Launcher_SoftReboot_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Launcher_Screenshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ScreenshotRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LauncherServer).Screenshot(m, &grpc.GenericServerStream[ScreenshotRequest, ScreenshotChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Launcher_ScreenshotServer = grpc.ServerStreamingServer[ScreenshotChunk]
+
 func _Launcher_GetDomain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetDomainRequest)
 	if err := dec(in); err != nil {
@@ -504,6 +556,11 @@ var Launcher_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Screenshot",
+			Handler:       _Launcher_Screenshot_Handler,
+			ServerStreams: true,
+		},
 		{
 			StreamName:    "WatchDomain",
 			Handler:       _Launcher_WatchDomain_Handler,

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"crypto/tls"
 	"net/http"
 	"strings"
@@ -172,6 +173,62 @@ func TestVMIActionsThroughServer(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("pause of a missing VMI: %v, want 404", err)
 	}
+
+	// The generated client's methods (+genclient:method), protobuf bodies
+	// and answers as the clientset prefers.
+	vmis := client.VirtualizationV1().VirtualMachineInstances(ns)
+	before = len(handler.Requests())
+	if st, err := vmis.SoftReboot(t.Context(), "vm", &virtv1.SoftRebootOptions{DryRun: []string{metav1.DryRunAll}}, metav1.UpdateOptions{}); err != nil || !strings.Contains(st.Message, "dry run") {
+		t.Errorf("SoftReboot dry run: %+v, %v", st, err)
+	}
+	if len(handler.Requests()) != before {
+		t.Error("a dry run reached the handler")
+	}
+	if st, err := vmis.SoftReboot(t.Context(), "vm", &virtv1.SoftRebootOptions{}, metav1.UpdateOptions{}); err != nil || st.Message != "VMI vm was asked to reboot" {
+		t.Errorf("SoftReboot: %+v, %v", st, err)
+	}
+	if _, err := vmis.Unpause(t.Context(), "vm", &virtv1.UnpauseOptions{}, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("Unpause: %v", err)
+	}
+	_, err = vmis.Pause(t.Context(), "vm", &virtv1.PauseOptions{}, metav1.UpdateOptions{})
+	wantStatus(t, "Pause of a paused guest", err, http.StatusConflict, "VMI vm is already paused")
+}
+
+// TestScreenshotThroughServer: vnc/screenshot, KubeVirt's URL below the
+// vnc subresource, is a GET of the handler's PNG with the VMI's UID; the
+// handler's refusal comes back as it is.
+func TestScreenshotThroughServer(t *testing.T) {
+	_, client, handler := startWithHandler(t)
+	vmi := runningVMI(t, client, "vm", "node-1")
+	rc := client.VirtualizationV1().RESTClient()
+	get := func(name, query string) ([]byte, error) {
+		req := rc.Get().Namespace(ns).Resource("virtualmachineinstances").Name(name).SubResource("vnc", "screenshot")
+		if query != "" {
+			req = req.Param("moveCursor", query)
+		}
+		res := req.Do(t.Context())
+		if _, err := res.Raw(); err != nil {
+			return nil, res.Error()
+		}
+		return res.Raw()
+	}
+	data, err := get("vm", "true")
+	if err != nil || !bytes.Equal(data, guestaccesstest.ScreenshotPNG) {
+		t.Fatalf("screenshot: %d bytes, %v; want the handler's PNG", len(data), err)
+	}
+	reqs := handler.Requests()
+	if got := reqs[len(reqs)-1]; got.Method != http.MethodGet || got.Path != "/v1/namespaces/"+ns+"/virtualmachineinstances/vm/vnc/screenshot" || got.UID != string(vmi.UID) {
+		t.Errorf("handler got %+v", got)
+	}
+	_, err = get("vm", "often")
+	wantStatus(t, "moveCursor=often", err, http.StatusBadRequest, "moveCursor")
+	_, err = get("missing", "")
+	wantStatus(t, "screenshot of a missing VMI", err, http.StatusNotFound, "")
+	handler.Answer("vnc/screenshot", guestaccesstest.Failure(http.StatusConflict, metav1.StatusReasonConflict, "VMI vm: 7680x4320 is more than 8294400 pixels"))
+	_, err = get("vm", "")
+	wantStatus(t, "a screen beyond the cap", err, http.StatusConflict, "7680x4320")
+	err = rc.Get().Namespace(ns).Resource("virtualmachineinstances").Name("vm").SubResource("vnc", "other").Do(t.Context()).Error()
+	wantStatus(t, "vnc/other", err, http.StatusNotFound, "")
 }
 
 // TestGuestAccessVerbs: each subresource answers its method only.
@@ -218,7 +275,7 @@ func TestGuestAccessInDiscovery(t *testing.T) {
 		"virtualmachineinstances/vnc":        {"VirtualMachineInstance", "get"},
 		"virtualmachineinstances/pause":      {"PauseOptions", "update"},
 		"virtualmachineinstances/unpause":    {"UnpauseOptions", "update"},
-		"virtualmachineinstances/softreboot": {"VirtualMachineInstance", "update"},
+		"virtualmachineinstances/softreboot": {"SoftRebootOptions", "update"},
 	}
 	for _, r := range resources.APIResources {
 		w, ok := want[r.Name]

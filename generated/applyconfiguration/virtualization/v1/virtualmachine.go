@@ -88,10 +88,28 @@ func ExtractVirtualMachine(virtualMachine *virtualizationv1.VirtualMachine, fiel
 	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "")
 }
 
+// ExtractVirtualMachineRestart extracts the applied configuration owned by fieldManager from
+// virtualMachine for the restart subresource.
+func ExtractVirtualMachineRestart(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {
+	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "restart")
+}
+
+// ExtractVirtualMachineStart extracts the applied configuration owned by fieldManager from
+// virtualMachine for the start subresource.
+func ExtractVirtualMachineStart(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {
+	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "start")
+}
+
 // ExtractVirtualMachineStatus extracts the applied configuration owned by fieldManager from
 // virtualMachine for the status subresource.
 func ExtractVirtualMachineStatus(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {
 	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "status")
+}
+
+// ExtractVirtualMachineStop extracts the applied configuration owned by fieldManager from
+// virtualMachine for the stop subresource.
+func ExtractVirtualMachineStop(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {
+	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "stop")
 }
 
 func (b VirtualMachineApplyConfiguration) IsApplyConfiguration() {}

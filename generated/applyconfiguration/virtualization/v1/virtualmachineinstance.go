@@ -94,10 +94,28 @@ func ExtractVirtualMachineInstanceGuestosinfo(virtualMachineInstance *virtualiza
 	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "guestosinfo")
 }
 
+// ExtractVirtualMachineInstancePause extracts the applied configuration owned by fieldManager from
+// virtualMachineInstance for the pause subresource.
+func ExtractVirtualMachineInstancePause(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
+	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "pause")
+}
+
+// ExtractVirtualMachineInstanceSoftreboot extracts the applied configuration owned by fieldManager from
+// virtualMachineInstance for the softreboot subresource.
+func ExtractVirtualMachineInstanceSoftreboot(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
+	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "softreboot")
+}
+
 // ExtractVirtualMachineInstanceStatus extracts the applied configuration owned by fieldManager from
 // virtualMachineInstance for the status subresource.
 func ExtractVirtualMachineInstanceStatus(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
 	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "status")
+}
+
+// ExtractVirtualMachineInstanceUnpause extracts the applied configuration owned by fieldManager from
+// virtualMachineInstance for the unpause subresource.
+func ExtractVirtualMachineInstanceUnpause(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
+	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "unpause")
 }
 
 func (b VirtualMachineInstanceApplyConfiguration) IsApplyConfiguration() {}

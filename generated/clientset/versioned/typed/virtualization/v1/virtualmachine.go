@@ -51,6 +51,10 @@ type VirtualMachineInterface interface {
 	Apply(ctx context.Context, virtualMachine *applyconfigurationvirtualizationv1.VirtualMachineApplyConfiguration, opts metav1.ApplyOptions) (result *virtualizationv1.VirtualMachine, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, virtualMachine *applyconfigurationvirtualizationv1.VirtualMachineApplyConfiguration, opts metav1.ApplyOptions) (result *virtualizationv1.VirtualMachine, err error)
+	Start(ctx context.Context, virtualMachineName string, startOptions *virtualizationv1.StartOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	Stop(ctx context.Context, virtualMachineName string, stopOptions *virtualizationv1.StopOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	Restart(ctx context.Context, virtualMachineName string, restartOptions *virtualizationv1.RestartOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+
 	VirtualMachineExpansion
 }
 
@@ -72,4 +76,52 @@ func newVirtualMachines(c *VirtualizationV1Client, namespace string) *virtualMac
 			gentype.PrefersProtobuf[*virtualizationv1.VirtualMachine](),
 		),
 	}
+}
+
+// Start takes the top resource name and the representation of a startOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachines) Start(ctx context.Context, virtualMachineName string, startOptions *virtualizationv1.StartOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachines").
+		Name(virtualMachineName).
+		SubResource("start").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(startOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Stop takes the top resource name and the representation of a stopOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachines) Stop(ctx context.Context, virtualMachineName string, stopOptions *virtualizationv1.StopOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachines").
+		Name(virtualMachineName).
+		SubResource("stop").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(stopOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Restart takes the top resource name and the representation of a restartOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachines) Restart(ctx context.Context, virtualMachineName string, restartOptions *virtualizationv1.RestartOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachines").
+		Name(virtualMachineName).
+		SubResource("restart").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(restartOptions).
+		Do(ctx).
+		Into(result)
+	return
 }

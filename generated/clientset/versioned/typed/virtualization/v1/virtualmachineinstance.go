@@ -52,6 +52,9 @@ type VirtualMachineInstanceInterface interface {
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, virtualMachineInstance *applyconfigurationvirtualizationv1.VirtualMachineInstanceApplyConfiguration, opts metav1.ApplyOptions) (result *virtualizationv1.VirtualMachineInstance, err error)
 	GuestOSInfo(ctx context.Context, virtualMachineInstanceName string, options metav1.GetOptions) (*virtualizationv1.VirtualMachineInstanceGuestAgentInfo, error)
+	Pause(ctx context.Context, virtualMachineInstanceName string, pauseOptions *virtualizationv1.PauseOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	Unpause(ctx context.Context, virtualMachineInstanceName string, unpauseOptions *virtualizationv1.UnpauseOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	SoftReboot(ctx context.Context, virtualMachineInstanceName string, softRebootOptions *virtualizationv1.SoftRebootOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
 
 	VirtualMachineInstanceExpansion
 }
@@ -88,6 +91,54 @@ func (c *virtualMachineInstances) GuestOSInfo(ctx context.Context, virtualMachin
 		Name(virtualMachineInstanceName).
 		SubResource("guestosinfo").
 		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Pause takes the top resource name and the representation of a pauseOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachineInstances) Pause(ctx context.Context, virtualMachineInstanceName string, pauseOptions *virtualizationv1.PauseOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachineinstances").
+		Name(virtualMachineInstanceName).
+		SubResource("pause").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(pauseOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Unpause takes the top resource name and the representation of a unpauseOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachineInstances) Unpause(ctx context.Context, virtualMachineInstanceName string, unpauseOptions *virtualizationv1.UnpauseOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachineinstances").
+		Name(virtualMachineInstanceName).
+		SubResource("unpause").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(unpauseOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// SoftReboot takes the top resource name and the representation of a softRebootOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *virtualMachineInstances) SoftReboot(ctx context.Context, virtualMachineInstanceName string, softRebootOptions *virtualizationv1.SoftRebootOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	result = &metav1.Status{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachineinstances").
+		Name(virtualMachineInstanceName).
+		SubResource("softreboot").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(softRebootOptions).
 		Do(ctx).
 		Into(result)
 	return

@@ -67,3 +67,39 @@ func (c *fakeVirtualMachineInstances) GuestOSInfo(ctx context.Context, virtualMa
 	}
 	return obj.(*v1.VirtualMachineInstanceGuestAgentInfo), err
 }
+
+// Pause takes the representation of a pauseOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *fakeVirtualMachineInstances) Pause(ctx context.Context, virtualMachineInstanceName string, pauseOptions *v1.PauseOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	emptyResult := &metav1.Status{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "pause", c.Namespace(), pauseOptions, opts), &v1.PauseOptions{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*metav1.Status), err
+}
+
+// Unpause takes the representation of a unpauseOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *fakeVirtualMachineInstances) Unpause(ctx context.Context, virtualMachineInstanceName string, unpauseOptions *v1.UnpauseOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	emptyResult := &metav1.Status{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "unpause", c.Namespace(), unpauseOptions, opts), &v1.UnpauseOptions{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*metav1.Status), err
+}
+
+// SoftReboot takes the representation of a softRebootOptions and updates it. Returns the server's representation of the status, and an error, if there is any.
+func (c *fakeVirtualMachineInstances) SoftReboot(ctx context.Context, virtualMachineInstanceName string, softRebootOptions *v1.SoftRebootOptions, opts metav1.UpdateOptions) (result *metav1.Status, err error) {
+	emptyResult := &metav1.Status{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "softreboot", c.Namespace(), softRebootOptions, opts), &v1.SoftRebootOptions{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*metav1.Status), err
+}
