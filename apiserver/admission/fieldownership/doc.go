@@ -16,6 +16,4 @@
 // no status writes; cluster admins may repair a stuck object, and the audit
 // log records it). The server's own writes (the VM actions) happen inside
 // it and reach no admission.
-//
-// It must not import controllers/ or node/.
 package fieldownership
