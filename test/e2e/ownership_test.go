@@ -89,9 +89,9 @@ func TestStatusOwnership(t *testing.T) {
 		refused string // the field the refusal names; "": allowed
 	}{
 		{"the handler hands a Scheduling VMI to its node", asHandler, "unplaceable", handOff, "status.nodeName"},
-		{"the handler sets phase Scheduled", asHandler, "unplaceable", func(s *virtv1.VirtualMachineInstanceStatus) {
-			s.SetPhase(virtv1.Scheduled, "", now)
-		}, "status.phase"},
+		// The same refusal names each field (a Scheduled VMI without a
+		// node would be invalid before admission is asked).
+		{"the handler's hand-off names phase Scheduled", asHandler, "unplaceable", handOff, "status.phase"},
 		{"the controller hands it off", asController, "unplaceable", handOff, ""},
 		{"the handler reports its guest paused", asHandler, "running", pause, ""},
 		{"the controller reports the guest paused", asController, "running", pause, "status.conditions[Paused]"},
