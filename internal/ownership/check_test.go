@@ -80,7 +80,9 @@ func TestCheck(t *testing.T) {
 
 		{"handler runs its guest", Handler, "a", scheduled("a"), running("a"), nil},
 		{"handler ends its guest", Handler, "a", running("a"),
-			change(running("a"), func(s *virtv1.VirtualMachineInstanceStatus) { s.End(virtv1.Succeeded, virtv1.ReasonGuestShutdown, "off", now) }), nil},
+			change(running("a"), func(s *virtv1.VirtualMachineInstanceStatus) {
+				s.End(virtv1.Succeeded, virtv1.ReasonGuestShutdown, "off", now)
+			}), nil},
 		{"handler fails a guest it could not start", Handler, "a", scheduled("a"),
 			change(scheduled("a"), func(s *virtv1.VirtualMachineInstanceStatus) { s.Fail(virtv1.ReasonSyncFailed, "no", now) }), nil},
 		{"handler reports the guest", Handler, "a", running("a"),
@@ -113,7 +115,9 @@ func TestCheck(t *testing.T) {
 		{"node health fails for another reason", NodeHealth, "", running("a"),
 			change(running("a"), func(s *virtv1.VirtualMachineInstanceStatus) { s.Fail(virtv1.ReasonGuestCrashed, "x", now) }), []string{"status.reason"}},
 		{"node health succeeds a VMI", NodeHealth, "", running("a"),
-			change(running("a"), func(s *virtv1.VirtualMachineInstanceStatus) { s.End(virtv1.Succeeded, virtv1.ReasonNodeUnresponsive, "x", now) }),
+			change(running("a"), func(s *virtv1.VirtualMachineInstanceStatus) {
+				s.End(virtv1.Succeeded, virtv1.ReasonNodeUnresponsive, "x", now)
+			}),
 			[]string{"status.phase"}},
 		{"node health before the hand-off", NodeHealth, "", scheduling(),
 			change(scheduling(), func(s *virtv1.VirtualMachineInstanceStatus) { s.Fail(virtv1.ReasonNodeUnresponsive, "x", now) }),
