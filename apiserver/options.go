@@ -17,6 +17,7 @@ import (
 
 	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/admission/fieldownership"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/guestaccess"
@@ -45,6 +46,10 @@ type Options struct {
 	// NodeRestricted may write, list and watch only the VMIs of the node
 	// their credentials were issued on (apiserver/admission/noderestriction).
 	NodeRestricted noderestriction.Identities
+	// ControllerServiceAccounts are virt-controller's service accounts (by
+	// name, in any namespace): with NodeRestricted, who the ownership rule
+	// holds to their rows (apiserver/admission/fieldownership).
+	ControllerServiceAccounts []string
 	// GuestAccess says how the guests' consoles, VNC and actions reach the
 	// virt-handlers (docs/guest-access.md).
 	GuestAccess *guestaccess.Options
@@ -72,23 +77,39 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		// The storage codec follows --storage-media-type: Config builds it.
-		Recommended:             genericoptions.NewRecommendedOptions(etcdPrefix, nil),
-		DataDir:                 "/var/lib/virt-apiserver",
-		EmbeddedEtcd:            etcd.Options{ClientPort: 2379, PeerPort: 2380},
-		NodeRestricted:          noderestriction.Identities{ServiceAccounts: noderestriction.DefaultServiceAccounts},
-		GuestAccess:             guestaccess.NewOptions(),
-		StoreQuota:              etcd.DefaultQuota,
-		StoreQuotaCheckInterval: time.Minute,
+		Recommended:               genericoptions.NewRecommendedOptions(etcdPrefix, nil),
+		DataDir:                   "/var/lib/virt-apiserver",
+		EmbeddedEtcd:              etcd.Options{ClientPort: 2379, PeerPort: 2380},
+		NodeRestricted:            noderestriction.Identities{ServiceAccounts: noderestriction.DefaultServiceAccounts},
+		ControllerServiceAccounts: fieldownership.DefaultControllerServiceAccounts,
+		GuestAccess:               guestaccess.NewOptions(),
+		StoreQuota:                etcd.DefaultQuota,
+		StoreQuotaCheckInterval:   time.Minute,
 	}
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
 		return noderestriction.New(o.NodeRestricted), nil
 	})
-	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, noderestriction.PluginName)
+	// The ownership rule first: for a handler's status write beyond its
+	// node it names the fields, where the node restriction names the node.
+	o.Recommended.Admission.Plugins.Register(fieldownership.PluginName, func(io.Reader) (admission.Interface, error) {
+		return fieldownership.New(o.writers()), nil
+	})
+	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder,
+		fieldownership.PluginName, noderestriction.PluginName)
 	// Objects are stored as v1 protobuf unless --storage-media-type says
 	// otherwise: a fraction of JSON's size and much cheaper to decode.
 	o.Recommended.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	return o
+}
+
+// writers are the identities the ownership rule applies to.
+func (o *Options) writers() fieldownership.Identities {
+	return fieldownership.Identities{
+		HandlerServiceAccounts:    o.NodeRestricted.ServiceAccounts,
+		HandlerUsers:              o.NodeRestricted.Users,
+		ControllerServiceAccounts: o.ControllerServiceAccounts,
+	}
 }
 
 // storageCodec encodes objects for etcd as v1 in the --storage-media-type
@@ -119,11 +140,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EmbeddedEtcd.PeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcd.PeerPort,
 		"Loopback port of the embedded etcd's (unused) peer listener.")
 	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
-		"DEVELOPMENT ONLY: serve without a kube-apiserver. Requests are authenticated only by the client or request-header CA given (else anonymous), every request is authorized, and admission is only the node restriction. Never use it in a cluster.")
+		"DEVELOPMENT ONLY: serve without a kube-apiserver. Requests are authenticated only by the client or request-header CA given (else anonymous), every request is authorized, and admission is only the node restriction and the ownership rule. Never use it in a cluster.")
 	fs.StringSliceVar(&o.NodeRestricted.ServiceAccounts, "node-restricted-service-accounts", o.NodeRestricted.ServiceAccounts,
 		"Names of the node daemons' service accounts, in any namespace, that may write, list and watch only the VMIs of the node named in their credentials.")
 	fs.StringSliceVar(&o.NodeRestricted.Users, "node-restricted-users", o.NodeRestricted.Users,
 		"Further users restricted like --node-restricted-service-accounts.")
+	fs.StringSliceVar(&o.ControllerServiceAccounts, "controller-service-accounts", o.ControllerServiceAccounts,
+		"Names of virt-controller's service accounts, in any namespace, whose writes of VMIs and VMs must stay in the controllers' fields and phases (docs/ownership.md). The node daemons are --node-restricted-service-accounts.")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/admission/fieldownership"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/exponentguard"
@@ -106,8 +108,9 @@ func (o *Options) Config() (*Config, error) {
 	}
 	if o.Standalone {
 		// The generic admission chain needs a kube-apiserver; the node
-		// restriction does not, and tests of it run standalone.
-		c.AdmissionControl = noderestriction.New(o.NodeRestricted)
+		// restriction and the ownership rule do not, and tests of them run
+		// standalone.
+		c.AdmissionControl = admission.NewChainHandler(fieldownership.New(o.writers()), noderestriction.New(o.NodeRestricted))
 	}
 	// The handler pods are read from the kube-apiserver of --kubeconfig
 	// (or the pod's service account); a standalone server has none.

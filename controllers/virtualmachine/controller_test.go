@@ -20,6 +20,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/ownership"
+	"kubevirt.dev/virt/internal/ownership/ownershiptest"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -46,6 +48,7 @@ func newFixture(t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMach
 	// schema names its types by Go package (dev.kubevirt.virt.apis...)
 	// rather than by their OpenAPI model names (io.kubevirt...).
 	f := &fixture{t: t, virt: virtfake.NewSimpleClientset(objs...), recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakeClock(now)}
+	ownershiptest.Guard(t, f.virt, ownership.VMController)
 	var n atomic.Int32
 	f.virt.PrependReactor("create", "virtualmachineinstances", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		obj := action.(k8stesting.CreateAction).GetObject().(*virtv1.VirtualMachineInstance)

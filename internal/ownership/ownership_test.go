@@ -30,11 +30,12 @@ func TestChanged(t *testing.T) {
 	if got := Changed(old, updated); !slices.Equal(got, want) {
 		t.Errorf("Changed = %v, want %v", got, want)
 	}
-	if got := Foreign(NodeHealth, old, updated); !slices.Equal(got, []string{"interfaces"}) {
-		t.Errorf("Foreign(NodeHealth) = %v, want [interfaces]", got)
+	if got := Foreign(NodeHealth, "", old, updated); !slices.Equal(got, []string{"status.interfaces"}) {
+		t.Errorf("Foreign(NodeHealth) = %v, want [status.interfaces]", got)
 	}
-	if got := Foreign(Handler, old, updated); got != nil {
-		t.Errorf("Foreign(Handler) = %v, want none", got)
+	// The handler ends VMIs, but not for node health's reason.
+	if got := Foreign(Handler, "n", old, updated); !slices.Equal(got, []string{"status.reason"}) {
+		t.Errorf("Foreign(Handler) = %v, want [status.reason]", got)
 	}
 	if got := Changed(old, old.DeepCopy()); len(got) != 0 {
 		t.Errorf("Changed of an identical status = %v", got)

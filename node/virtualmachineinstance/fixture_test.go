@@ -102,7 +102,7 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 	}
 	f.rv.Store(100)
 	f.serverLike()
-	ownershiptest.Guard(t, f.virt, ownership.Handler) // runs before the server-like reactors
+	ownershiptest.GuardOn(t, f.virt, ownership.Handler, testNode) // runs before the server-like reactors
 	return f
 }
 
