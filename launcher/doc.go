@@ -8,7 +8,9 @@
 // The subpackages own one concept each: layout (where things are in the pod),
 // api/v1 (the contract), domain (VMI -> libvirt XML), disk and nocloud (the
 // volumes' files), hypervisor (libvirt), kvm (hardware virtualisation),
-// server (the gRPC service), imagecopy (the init containers' copy tool).
+// supervisor (the domain's lifecycle and final state), lease (the guests'
+// DHCP servers), guestagent (what the guest agent reports), server (the gRPC
+// façade over those three), imagecopy (the init containers' copy tool).
 //
 // Packages under launcher/ must not import controllers/, node/ or
 // apiserver/: the launcher knows the other components only through its

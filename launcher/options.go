@@ -3,6 +3,7 @@ package launcher
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -38,6 +39,9 @@ type Options struct {
 	PVCDeviceDir  string
 	KernelBootDir string
 	SecretsDir    string
+	// ContainerDisks are the containerDisk volumes, whose containers'
+	// records the launcher waits for before it marks its pod ready.
+	ContainerDisks []string
 	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
 	LibvirtURI string
 	// CapabilitiesSeedDir holds the image's read-only QEMU capabilities
@@ -80,6 +84,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PVCDeviceDir, "pvc-device-dir", o.PVCDeviceDir, "parent of the devices of Block-mode persistentVolumeClaims (<dir>/<volume>)")
 	fs.StringVar(&o.KernelBootDir, "kernel-boot-dir", o.KernelBootDir, "directory of the kernel and initrd of spec.domain.firmware.kernelBoot")
 	fs.StringVar(&o.SecretsDir, "secrets-dir", o.SecretsDir, "parent of the cloud-init secret mounts (<dir>/<volume>/userdata, networkdata)")
+	fs.StringArrayVar(&o.ContainerDisks, "container-disk", o.ContainerDisks,
+		"a containerDisk volume (repeated for each): the launcher is ready only once its container has written <disks-dir>/<volume>/containerdisk.json")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,
 		"libvirt URI; empty: the embedded QEMU driver, qemu:///embed?root=<private-dir>/libvirt (another URI may point at a private libvirtd)")
 	fs.StringVar(&o.CapabilitiesSeedDir, "capabilities-seed-dir", o.CapabilitiesSeedDir,
@@ -100,6 +106,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--private-dir is required")
 	case o.Linger < 0:
 		return fmt.Errorf("--linger must not be negative")
+	case slices.Contains(o.ContainerDisks, ""):
+		return fmt.Errorf("--container-disk must name a volume")
 	}
 	return nil
 }

@@ -116,19 +116,32 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(lis) }()
 	defer g.Stop()
-	if err := os.WriteFile(ready, []byte(srv.DomainName()+"\n"), 0o644); err != nil {
-		return apiv1.ExitFailure, fmt.Errorf("write %s: %w", ready, err)
-	}
-	defer os.Remove(ready)
 	logger.Info("Serving", "socket", socket, "domain", srv.DomainName(), "elapsed", time.Since(start))
+	// The pod is ready, and the node starts the guest, once the launcher
+	// serves its socket and every container disk is there: the node's
+	// Sync then never waits for a volume.
+	readyErr := make(chan error, 1)
+	go func() { readyErr <- o.markReady(runCtx, ready, srv.DomainName()) }()
+	defer os.Remove(ready)
 
 	for {
 		select {
 		case err := <-serveErr:
 			return apiv1.ExitFailure, fmt.Errorf("serve %s: %w", socket, err)
+		case err := <-readyErr:
+			if err != nil {
+				return apiv1.ExitFailure, err
+			}
+			logger.Info("Ready", "containerDisks", o.ContainerDisks, "elapsed", time.Since(start))
 		case sig := <-signals:
 			if !srv.Started() || srv.Final() != nil {
 				logger.Info("Signal without a running domain, exiting", "signal", sig)
+				if missing, _ := disk.MissingRecords(o.DisksDir, o.ContainerDisks); len(missing) > 0 {
+					// The kubelet's startup probe gave up, or the pod
+					// was deleted, while a container disk's image was
+					// still not running: say so in the pod's status.
+					termination.Write(fmt.Sprintf("ended before the containers of container disks %v wrote their records (image not pulled or container not started?)", missing))
+				}
 				return apiv1.ExitGuestShutdown, nil
 			}
 			logger.Info("Signal, shutting the domain down", "signal", sig, "gracePeriodSeconds", o.GracePeriodSeconds)
@@ -150,6 +163,19 @@ func (o *Options) run(ctx context.Context) (int, error) {
 			return code, nil
 		}
 	}
+}
+
+// markReady writes the ready file, which the launcher container's startup
+// probe looks for, once every container disk's record is there
+// (disk.WaitForContainerDisks). The file holds the domain name.
+func (o *Options) markReady(ctx context.Context, ready, domainName string) error {
+	if err := disk.WaitForContainerDisks(ctx, o.DisksDir, o.ContainerDisks, disk.RecordInterval); err != nil {
+		return fmt.Errorf("wait for container disks %v: %w", o.ContainerDisks, err)
+	}
+	if err := os.WriteFile(ready, []byte(domainName+"\n"), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", ready, err)
+	}
+	return nil
 }
 
 // openLibvirt connects to libvirt, preparing the embedded driver's root and

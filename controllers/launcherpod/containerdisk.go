@@ -62,6 +62,18 @@ func containerDisks(vmi *virtv1.VirtualMachineInstance) []corev1.Container {
 	return containers
 }
 
+// containerDiskArgs name the containerDisk volumes to the launcher, which
+// marks its pod ready only once each one's record is there.
+func containerDiskArgs(vmi *virtv1.VirtualMachineInstance) []string {
+	var args []string
+	for _, vol := range vmi.Spec.Volumes {
+		if vol.ContainerDisk != nil {
+			args = append(args, "--container-disk", vol.Name)
+		}
+	}
+	return args
+}
+
 // toolPath is virt-imagecopy in the tools volume.
 func toolPath() string {
 	return filepath.Join(layout.ToolsDir, layout.CopyToolName)

@@ -96,17 +96,21 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 		Image:           cfg.LauncherImage,
 		ImagePullPolicy: cfg.LauncherPullPolicy,
 		Command:         []string{LauncherBinary},
-		Args: []string{
+		Args: append([]string{
 			"--vmi-namespace", vmi.Namespace,
 			"--vmi-name", vmi.Name,
 			"--vmi-uid", string(vmi.UID),
 			"--grace-period-seconds", strconv.FormatInt(grace, 10),
-		},
+		}, containerDiskArgs(vmi)...),
 		Resources:     resources,
 		VolumeMounts:  v.computeMounts,
 		VolumeDevices: v.computeDevices,
-		// The launcher is ready once it serves its socket: that readiness is
-		// what virt-controller waits for before handing the VMI to the node.
+		// The launcher is ready once it serves its socket and every
+		// container disk's container has written its record (so the
+		// node's Sync never waits for a volume): that readiness is what
+		// virt-controller waits for before handing the VMI to the node.
+		// No probe of its own on the container-disk containers: each
+		// would exec once more, and its period would come on top.
 		// A startup probe, not a readiness probe: it stops once it passed,
 		// where a readiness probe would exec every second for the pod's
 		// whole life (40 ms of CPU per pod per second measured, more than

@@ -245,6 +245,10 @@ func TestNewVolumes(t *testing.T) {
 	if d := cmp.Diff(wantContainers, list(pod.Spec.Containers)); d != "" {
 		t.Errorf("containers (-want +got):\n%s", d)
 	}
+	// The launcher is ready only once both records are there.
+	if got, want := pod.Spec.Containers[0].Args[8:], []string{"--container-disk", "root", "--container-disk", "data"}; !slices.Equal(got, want) {
+		t.Errorf("launcher args after the VMI's: %v, want %v", got, want)
+	}
 	for _, c := range pod.Spec.Containers[1:] {
 		wantMounts := []corev1.VolumeMount{
 			{Name: layout.ToolsVolume, MountPath: layout.ToolsDir, ReadOnly: true},

@@ -76,6 +76,9 @@ var rules = []rule{
 	{doc: "launcher/screenshot", covers: []string{"launcher/screenshot"}, forbid: []string{"non-std"}},
 	{doc: "launcher/dhcp", covers: []string{"launcher/dhcp"}, forbid: append([]string{"libvirt.org/go/libvirt"}, platform...),
 		allow: []string{"launcher/api/v1"}},
+	{doc: "launcher/lease", covers: []string{"launcher/lease"}, forbid: []string{"libvirt.org/go/libvirt", "launcher/hypervisor"}, transitive: true},
+	{doc: "launcher/guestagent", covers: []string{"launcher/guestagent"}, forbid: []string{"libvirt.org/go/libvirt"}},
+	{doc: "launcher/supervisor", covers: []string{"launcher/supervisor"}, forbid: []string{"libvirt.org/go/libvirt"}},
 	{doc: "node/network/netutil", covers: []string{"node/network/netutil"},
 		forbid: []string{"node/network/masquerade", "node/network/bridge", "apis/..."}},
 

@@ -1,10 +1,14 @@
-// Package server serves the node <-> launcher contract (launcher/api/v1) for
-// the one domain of a launcher: it defines and starts the domain on Sync,
-// runs the graceful shutdown (ACPI power button, destroy when the grace
-// period runs out), tracks the domain's lifecycle from libvirt's events,
-// follows the guest agent (its lifecycle events, and what it reports about
-// the guest, asked off every call's path), and records how the domain ended,
-// both for GetDomain and in a file that outlives the process.
+// Package server is the launcher's gRPC service: a thin façade that serves
+// the node <-> launcher contract (launcher/api/v1) over the parts that own
+// the work, each with its own lock:
 //
-// It talks to libvirt only through launcher/hypervisor.
+//   - launcher/supervisor: the domain (define, start, pause, shutdown and its
+//     enforcement, libvirt's events, the final state) and its event stream;
+//   - launcher/lease: the guests' DHCP servers;
+//   - launcher/guestagent: what the guest agent reports, asked off every
+//     call's path.
+//
+// It checks that a request is this launcher's, wires the parts together and
+// turns their errors into the contract's codes (apiv1.SyncErrorIsPermanent);
+// it keeps no state of its own.
 package server

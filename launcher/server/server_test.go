@@ -28,7 +28,9 @@ import (
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/disk"
 	"kubevirt.dev/virt/launcher/domain"
+	"kubevirt.dev/virt/launcher/guestagent"
 	"kubevirt.dev/virt/launcher/hypervisor"
+	"kubevirt.dev/virt/launcher/supervisor"
 )
 
 // The tests run the real server over a real unix socket against libvirt's
@@ -40,11 +42,20 @@ type fixture struct {
 	client apiv1.LauncherClient
 	vmi    *virtv1.VirtualMachineInstance
 	dir    string
+	// events delivers events the test driver never sends (the guest
+	// agent's) to the server, in order with libvirt's own.
+	events chan hypervisor.Event
 }
 
 // newFixture serves a fresh VMI's launcher; opts change the server's
 // Config before it starts.
 func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
+	t.Helper()
+	return newAgentFixture(t, nil, opts...)
+}
+
+// newAgentFixture is newFixture whose guest agent is agent (nil: libvirt's).
+func newAgentFixture(t *testing.T, agent guestagent.Agent, opts ...func(*Config)) *fixture {
 	t.Helper()
 	conn, err := hypervisor.Open("test:///default")
 	if err != nil {
@@ -82,9 +93,33 @@ func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	srv := New(conn, cfg)
+	if agent == nil {
+		agent = conn
+	}
+	srv := newServer(conn, agent, cfg)
+	f := &fixture{srv: srv, vmi: vmi, dir: dir, events: make(chan hypervisor.Event)}
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
+	// libvirt's events, and those the test delivers that the test driver
+	// never sends (the guest agent's).
+	events := make(chan hypervisor.Event)
+	go func() {
+		for {
+			var e hypervisor.Event
+			select {
+			case <-ctx.Done():
+				return
+			case e = <-conn.Events():
+			case e = <-f.events:
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case events <- e:
+			}
+		}
+	}()
+	srv.events = events
 	go srv.Run(ctx)
 
 	sock := filepath.Join(dir, "launcher.sock")
@@ -101,7 +136,8 @@ func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	return &fixture{srv: srv, client: apiv1.NewLauncherClient(cc), vmi: vmi, dir: dir}
+	f.client = apiv1.NewLauncherClient(cc)
+	return f
 }
 
 func (f *fixture) sync(t *testing.T) (*apiv1.Domain, error) {
@@ -433,23 +469,28 @@ func TestSyncErrorsArePermanentOrRetryable(t *testing.T) {
 	}
 }
 
-// libvirt refusing the definition is permanent, any other libvirt failure
-// retryable.
-func TestStartErrorCodes(t *testing.T) {
+// The parts' errors become the contract's codes: the kinds asking again
+// cannot cure are permanent, anything else (libvirt failing) retryable, and
+// libvirt's message is kept.
+func TestGRPCErrorCodes(t *testing.T) {
+	invalid := fmt.Errorf("define domain: %w", hypervisor.ErrInvalidConfig)
 	tests := []struct {
 		err  error
 		want codes.Code
 	}{
-		{fmt.Errorf("define domain: %w", hypervisor.ErrInvalidConfig), codes.InvalidArgument},
+		{fmt.Errorf("convert: %w", supervisor.ErrInvalid), codes.InvalidArgument},
+		{fmt.Errorf("prepare volumes: %w", supervisor.ErrPrecondition), codes.FailedPrecondition},
 		{errors.New("start domain d: internal error: qemu unexpectedly closed the monitor"), codes.Internal},
+		{status.Error(codes.FailedPrecondition, "interface \"default\": bind port 67"), codes.FailedPrecondition},
+		{invalid, codes.Internal}, // unmarked: the supervisor marks what libvirt refused
 	}
 	for _, tt := range tests {
-		err := startError(tt.err)
-		if status.Code(err) != tt.want || apiv1.SyncErrorIsPermanent(err) != (tt.want == codes.InvalidArgument) {
-			t.Errorf("startError(%v) = %v, want %s", tt.err, err, tt.want)
+		err := grpcError(tt.err)
+		if status.Code(err) != tt.want || apiv1.SyncErrorIsPermanent(err) != (tt.want != codes.Internal) {
+			t.Errorf("grpcError(%v) = %v, want %s", tt.err, err, tt.want)
 		}
-		if !strings.Contains(err.Error(), tt.err.Error()) {
-			t.Errorf("startError(%v) = %v: lost libvirt's message", tt.err, err)
+		if !strings.Contains(err.Error(), status.Convert(tt.err).Message()) {
+			t.Errorf("grpcError(%v) = %v: lost the message", tt.err, err)
 		}
 	}
 }

@@ -191,6 +191,7 @@ func debianUpAfter(ctx context.Context, t *testing.T, ns, name, marker string, p
 	if err != nil {
 		t.Fatal(err)
 	}
+	noSyncRetries(ctx, t, vmi)
 	pod, err := cluster.LauncherPod(ctx, vmi)
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +201,25 @@ func debianUpAfter(ctx context.Context, t *testing.T, ns, name, marker string, p
 		t.Fatalf("%v\nserial console:\n%s", err, serial.Output())
 	}
 	return vmi
+}
+
+// noSyncRetries fails the test if the node had to retry the start of vmi,
+// a VMI with a containerDisk root: its launcher pod is Ready only once the
+// disk's container has written its record, so the first Sync finds the
+// disk (before, it could answer Unavailable and the node retried, with a
+// SyncRetrying event).
+func noSyncRetries(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) {
+	t.Helper()
+	events, err := cluster.Kube.CoreV1().Events(vmi.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.uid=" + string(vmi.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "SyncRetrying" {
+			t.Errorf("the node retried the start of VMI %s: %s", vmi.Name, e.Message)
+		}
+	}
 }
 
 // exampleVM reads a VirtualMachine manifest of artifacts/examples.

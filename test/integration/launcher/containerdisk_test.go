@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -110,9 +108,10 @@ func dropCache(t *testing.T, path string) {
 
 // A containerDisk volume is a qcow2 overlay over the disk its container
 // holds, opened through /proc/<pid>/root by the launcher's user without
-// capabilities: the launcher waits (Unavailable) until the container has
-// written its record, boots the guest on the overlay without copying the
-// image, and the container ends once the launcher has.
+// capabilities: the launcher serves its socket but is not ready until the
+// container has written its record, then the first Sync boots the guest on
+// the overlay without copying the image, and the container ends once the
+// launcher has.
 func TestContainerDiskOverlay(t *testing.T) {
 	vmi := guestVMI("cdisk", 30)
 	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "root"})
@@ -130,7 +129,7 @@ func TestContainerDiskOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	l := startLauncher(t, vmi)
+	l := launch(t, vmi)
 	disksDir := filepath.Join(filepath.Dir(l.private), "d")
 	if err := os.MkdirAll(disksDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -138,11 +137,16 @@ func TestContainerDiskOverlay(t *testing.T) {
 	if os.Geteuid() == 0 {
 		chownTree(t, disksDir, podUID)
 	}
-	if _, err := l.sync(t.Context()); status.Code(err) != codes.Unavailable || apiv1.SyncErrorIsPermanent(err) {
-		t.Fatalf("Sync before the container disk's container ran: %v, want Unavailable (retryable)", err)
+	// Serving, not ready: the node would not sync this launcher yet.
+	if _, err := l.client.Info(t.Context(), &apiv1.InfoRequest{}); err != nil {
+		t.Fatalf("Info before the container disk's container ran: %v", err)
+	}
+	if l.isReady() {
+		t.Fatal("the launcher is ready before the container disk's record exists")
 	}
 
 	hold := holdContainer(t, tool, root, disksDir, "root")
+	l.waitReady()
 	var rec layout.ContainerDisk
 	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		b, err := os.ReadFile(layout.ContainerDiskRecord(disksDir, "root"))

@@ -121,13 +121,24 @@ type launcher struct {
 	exited  chan struct{}
 	log     *bytes.Buffer
 	// ready is how long the launcher took from exec to its ready file.
-	ready time.Duration
+	ready   time.Duration
+	started time.Time
 }
 
 // startLauncher starts virt-launcher for vmi like a pod would: with every
 // capability dropped (when run as root) and the guest's files already copied
-// to its kernel-boot directory.
+// to its kernel-boot directory; it returns once the launcher is ready.
 func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
+	t.Helper()
+	l := launch(t, vmi)
+	l.waitReady()
+	return l
+}
+
+// launch starts virt-launcher for vmi as startLauncher does, naming its
+// containerDisk volumes as the pod does, and returns once its socket is
+// served, ready or not.
+func launch(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 	t.Helper()
 	// Short paths: unix socket addresses are limited to 108 bytes.
 	dir, err := os.MkdirTemp("", "vl-")
@@ -149,6 +160,11 @@ func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 		"--private-dir", private, "--disks-dir", filepath.Join(dir, "d"), "--pvc-dir", filepath.Join(dir, "v"),
 		"--kernel-boot-dir", kernelBoot, "--capabilities-seed-dir", capsSeed, "--linger", "1s",
 	}
+	for _, v := range vmi.Spec.Volumes {
+		if v.ContainerDisk != nil {
+			args = append(args, "--container-disk", v.Name)
+		}
+	}
 	name, argv := launcherBin, args
 	if os.Geteuid() == 0 && !asRoot(t) {
 		// A launcher pod runs as a non-root user with ALL capabilities
@@ -168,15 +184,11 @@ func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 	go func() { l.cmd.Wait(); close(l.exited) }()
 	t.Cleanup(l.stop)
 
-	readyFile := layout.ReadyFile(private)
-	l.waitFor("the launcher's ready file", 90*time.Second, func() bool {
-		_, err := os.Stat(readyFile)
+	l.started = start
+	l.waitFor("the launcher's socket", 90*time.Second, func() bool {
+		_, err := os.Stat(layout.LauncherSocket(private))
 		return err == nil
 	})
-	l.ready = time.Since(start)
-	if os.Getenv("LAUNCHER_IT_DEBUG") != "" {
-		t.Logf("launcher output so far:\n%s", l.log.String())
-	}
 	cc, err := grpc.NewClient("unix://"+layout.LauncherSocket(private), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +199,22 @@ func startLauncher(t testing.TB, vmi *virtv1.VirtualMachineInstance) *launcher {
 		t.Errorf("launcher socket: %v, mode %v; want mode 0600", err, st.Mode().Perm())
 	}
 	return l
+}
+
+// waitReady waits for the launcher's ready file, what its pod's startup
+// probe looks for.
+func (l *launcher) waitReady() {
+	l.t.Helper()
+	l.waitFor("the launcher's ready file", 90*time.Second, l.isReady)
+	l.ready = time.Since(l.started)
+	if os.Getenv("LAUNCHER_IT_DEBUG") != "" {
+		l.t.Logf("launcher output so far:\n%s", l.log.String())
+	}
+}
+
+func (l *launcher) isReady() bool {
+	_, err := os.Stat(layout.ReadyFile(l.private))
+	return err == nil
 }
 
 // qemuPid is the pid of the launcher's QEMU, or 0.
