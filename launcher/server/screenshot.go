@@ -13,9 +13,13 @@ import (
 	"kubevirt.dev/virt/launcher/screenshot"
 )
 
-// Screenshot streams a PNG of the domain's first screen.
+// Screenshot streams a PNG of the domain's first screen; a domain not
+// started, or ended, has no screen.
 func (s *Server) Screenshot(_ *apiv1.ScreenshotRequest, stream apiv1.Launcher_ScreenshotServer) error {
-	return takeScreenshot(stream.Context(), s.conn, s.name, stream.Send)
+	if !s.domain.Started() || s.domain.Final() != nil {
+		return status.Errorf(codes.FailedPrecondition, "domain %s is not running", s.domain.Name())
+	}
+	return takeScreenshot(stream.Context(), s.conn, s.domain.Name(), stream.Send)
 }
 
 // camera takes pictures of a domain's screen (*hypervisor.Conn).
