@@ -20,12 +20,13 @@ import (
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/guestaccess"
+	"kubevirt.dev/virt/apiserver/store"
 )
 
 // etcdPrefix is the root of the server's keys in etcd. The storage adds
 // <group>/<resource>/<namespace>/<name>, the layout the kube-apiserver uses
 // for custom resources, so an external etcd can be shared safely.
-const etcdPrefix = "/registry"
+const etcdPrefix = store.KeyRoot
 
 // Options are the flags of virt-apiserver.
 type Options struct {
@@ -151,6 +152,12 @@ func (o *Options) Complete() {
 	if o.EmbeddedEtcd.DataDir == "" {
 		o.EmbeddedEtcd.DataDir = filepath.Join(o.DataDir, "etcd")
 	}
+	// virt-apiserver store stage hands a snapshot to the embedded etcd
+	// here (apiserver/store); one of another store has no key of ours.
+	if o.EmbeddedEtcd.RestoreDir == "" {
+		o.EmbeddedEtcd.RestoreDir = filepath.Join(o.DataDir, "restore")
+	}
+	o.EmbeddedEtcd.RestoreCheckPrefix = store.GroupPrefix
 	if o.Standalone {
 		// Everything that needs a kube-apiserver is switched off.
 		// Authentication stays for the certificates given by flag, which
