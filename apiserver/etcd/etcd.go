@@ -33,6 +33,10 @@ type Options struct {
 	// RestoreCheckPrefix is a prefix every snapshot of this store has keys
 	// under: a restored store without one is refused.
 	RestoreCheckPrefix string
+	// AwaitSnapshot is the sha256 of a snapshot the store must start from:
+	// Start waits until it is staged in RestoreDir, unless it was applied
+	// before. Empty: start on the data as it is.
+	AwaitSnapshot string
 }
 
 // DefaultQuota is the embedded store's quota, as the HA store's
@@ -57,6 +61,9 @@ type Server struct {
 // stop it: call Close, after the API server stopped using it.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.RestoreDir != "" {
+		if err := awaitStaged(ctx, o.RestoreDir, o.AwaitSnapshot); err != nil {
+			return nil, err
+		}
 		pending := filepath.Join(o.RestoreDir, PendingSnapshot)
 		if _, err := os.Stat(pending); err == nil {
 			return startFromSnapshot(ctx, o, pending)

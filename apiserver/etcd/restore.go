@@ -2,9 +2,12 @@ package etcd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,6 +39,8 @@ const (
 // RestoreResult is what Start did with a staged snapshot.
 type RestoreResult struct {
 	Time string `json:"time"`
+	// SHA256 is the snapshot file's.
+	SHA256 string `json:"sha256,omitempty"`
 	// SnapshotRevision is the snapshot's revision; Revision the restored
 	// store's first: there it holds exactly the snapshot's keys.
 	SnapshotRevision int64 `json:"snapshotRevision"`
@@ -64,10 +69,15 @@ func startFromSnapshot(ctx context.Context, o Options, pending string) (*Server,
 		if rerr := os.Rename(pending, res.Rejected); rerr != nil {
 			return nil, fmt.Errorf("restore failed (%w), and the staged snapshot cannot be set aside: %w", err, rerr)
 		}
-		logger.Error(err, "Restoring the staged snapshot failed: starting the old store, unchanged", "rejected", res.Rejected)
 		if werr := writeResult(o.RestoreDir, res); werr != nil {
 			return nil, werr
 		}
+		if o.AwaitSnapshot != "" {
+			// Told to start from this snapshot only: the old data, kept
+			// unchanged, is the store being replaced, not one to serve.
+			return nil, fmt.Errorf("start from the snapshot %s: %w", o.AwaitSnapshot, err)
+		}
+		logger.Error(err, "Restoring the staged snapshot failed: starting the old store, unchanged", "rejected", res.Rejected)
 		return start(ctx, o)
 	}
 
@@ -77,6 +87,9 @@ func startFromSnapshot(ctx context.Context, o Options, pending string) (*Server,
 		return reject(fmt.Errorf("the staged snapshot is no etcd snapshot: %w", err))
 	}
 	res.SnapshotRevision = st.Revision
+	if res.SHA256, err = fileSHA256(pending); err != nil {
+		return reject(err)
+	}
 	// The restored revision must pass the old store's too: an older
 	// snapshot after an earlier restore is below it.
 	var current int64
@@ -137,6 +150,10 @@ func startFromSnapshot(ctx context.Context, o Options, pending string) (*Server,
 		return reject(errors.Join(fmt.Errorf("the restored store does not serve: %w", err), swapBack(o.DataDir, previous, failed)))
 	}
 	res.Previous = previous
+	if err := markApplied(o.RestoreDir, res.SHA256); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := os.Remove(pending); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("remove the applied snapshot %s: %w", pending, err)
@@ -215,4 +232,139 @@ func writeResult(dir string, res RestoreResult) error {
 		return fmt.Errorf("write the restore result: %w", err)
 	}
 	return os.Rename(tmp, filepath.Join(dir, ResultFile))
+}
+
+// awaitStaged waits until the snapshot of sha256 sum is staged in
+// restoreDir, unless it was applied already. A store told to start from a
+// snapshot (a mode switch carrying the store, hack/cluster/deploy.sh) must
+// not serve its old data meanwhile: clients would act on a store that is
+// about to be replaced.
+func awaitStaged(ctx context.Context, restoreDir, sum string) error {
+	if sum == "" || applied(restoreDir, sum) {
+		return nil
+	}
+	if err := os.MkdirAll(restoreDir, 0o700); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Waiting for the snapshot to start from (virt-apiserver store stage)", "sha256", sum, "dir", restoreDir)
+	pending := filepath.Join(restoreDir, PendingSnapshot)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(pending); err == nil {
+			got, err := fileSHA256(pending)
+			if err != nil {
+				return err
+			}
+			if got != sum {
+				return fmt.Errorf("the staged snapshot's sha256 is %s, this store starts only from %s", got, sum)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the snapshot %s: %w", sum, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// applied tells whether the snapshot of sha256 sum was put in place once.
+func applied(restoreDir, sum string) bool {
+	_, err := os.Stat(filepath.Join(restoreDir, "applied", sum))
+	return err == nil
+}
+
+func markApplied(restoreDir, sum string) error {
+	dir := filepath.Join(restoreDir, "applied")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, sum), nil, 0o600)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MemberRestore is a member of the HA mode's cluster to start from a
+// snapshot (the init step of its pod, artifacts/etcd).
+type MemberRestore struct {
+	// Name is the member's (its pod's, HAMemberName).
+	Name string
+	// DataDir is its etcd --data-dir, RestoreDir where the snapshot is
+	// staged, both on its volume.
+	DataDir, RestoreDir string
+	// AwaitSnapshot is the sha256 of the snapshot to start from; empty:
+	// start as it is.
+	AwaitSnapshot string
+}
+
+// RestoreMember waits for the staged snapshot and restores it as the
+// member's data, with the HA cluster's identity and RevisionBump past the
+// snapshot's revision (the same for every member: they must hold one
+// state), keeping the old data beside it. Every member of the cluster
+// restores the same snapshot before any starts; the cluster they form is
+// proven by its operator (virt-apiserver store carry-in) before
+// virt-apiserver serves from it.
+func RestoreMember(ctx context.Context, m MemberRestore) error {
+	if m.AwaitSnapshot == "" || applied(m.RestoreDir, m.AwaitSnapshot) {
+		return nil
+	}
+	if err := awaitStaged(ctx, m.RestoreDir, m.AwaitSnapshot); err != nil {
+		return err
+	}
+	pending := filepath.Join(m.RestoreDir, PendingSnapshot)
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	mgr := snapshot.NewV3(zap.NewNop())
+	st, err := mgr.Status(pending)
+	if err != nil {
+		return fmt.Errorf("the staged snapshot is no etcd snapshot: %w", err)
+	}
+	restoring := m.DataDir + ".restoring"
+	if err := os.RemoveAll(restoring); err != nil {
+		return err
+	}
+	if err := mgr.Restore(snapshot.RestoreConfig{
+		SnapshotPath:        pending,
+		Name:                m.Name,
+		OutputDataDir:       restoring,
+		PeerURLs:            []string{HAPeerURL(m.Name)},
+		InitialCluster:      HAInitialCluster(),
+		InitialClusterToken: HAClusterToken,
+		RevisionBump:        RevisionBump,
+		MarkCompacted:       true,
+	}); err != nil {
+		_ = os.RemoveAll(restoring)
+		return fmt.Errorf("restore the staged snapshot as member %s: %w", m.Name, err)
+	}
+	res := RestoreResult{Time: time.Now().UTC().Format(time.RFC3339), SHA256: m.AwaitSnapshot,
+		SnapshotRevision: st.Revision, Revision: st.Revision + RevisionBump}
+	if _, err := os.Stat(m.DataDir); err == nil {
+		res.Previous = m.DataDir + ".before-restore-" + stamp
+		if err := os.Rename(m.DataDir, res.Previous); err != nil {
+			return fmt.Errorf("set the old data aside: %w", err)
+		}
+	}
+	if err := os.Rename(restoring, m.DataDir); err != nil {
+		return errors.Join(fmt.Errorf("put the restored data in place: %w", err), swapBack(m.DataDir, res.Previous, ""))
+	}
+	if err := markApplied(m.RestoreDir, m.AwaitSnapshot); err != nil {
+		return err
+	}
+	if err := os.Remove(pending); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Restored the member from the staged snapshot", "member", m.Name,
+		"snapshotRevision", res.SnapshotRevision, "revision", res.Revision, "previous", res.Previous)
+	return writeResult(m.RestoreDir, res)
 }

@@ -134,8 +134,13 @@ func (c *cluster) forward(pod string, port int, stop <-chan struct{}) (int, erro
 // exec runs command in the pod's first container with stdin, and returns
 // its output; a non-zero exit is an error with its stderr.
 func (c *cluster) exec(ctx context.Context, pod string, command []string, stdin io.Reader) (string, error) {
+	return c.execIn(ctx, pod, "", command, stdin)
+}
+
+// execIn is exec in a named container (an init container while it runs).
+func (c *cluster) execIn(ctx context.Context, pod, container string, command []string, stdin io.Reader) (string, error) {
 	req := c.kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Command: command, Stdin: stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdin: stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ex, err := remotecommand.NewSPDYExecutor(c.config, http.MethodPost, req.URL())
 	if err != nil {
 		return "", err

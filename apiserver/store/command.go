@@ -108,7 +108,44 @@ func NewCommand() *cobra.Command {
 	}
 	restore.Flags().BoolVar(&yes, "yes", false, "Do not ask before replacing the store.")
 
-	for _, c := range []*cobra.Command{backup, restore} {
+	var carryFile string
+	carryOut := &cobra.Command{
+		Use:   "carry-out",
+		Short: "A mode switch's first step: stop virt-apiserver and snapshot its store into --file; prints the snapshot's sha256",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := connect()
+			if err != nil {
+				return err
+			}
+			m, err := c.CarryOut(cmd.Context(), carryFile, etcdTLS)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "carrying the %s store: revision %d, %d keys\n", m.Mode, m.Revision, m.TotalKeys)
+			fmt.Fprintln(cmd.OutOrStdout(), m.SHA256)
+			return nil
+		},
+	}
+	carryIn := &cobra.Command{
+		Use:   "carry-in",
+		Short: "A mode switch's last step: hand --file to the new mode's store, which waits for it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := connect()
+			if err != nil {
+				return err
+			}
+			return c.CarryIn(cmd.Context(), carryFile)
+		},
+	}
+	for _, c := range []*cobra.Command{carryOut, carryIn} {
+		c.Flags().StringVar(&carryFile, "file", "", "The snapshot carried.")
+		_ = c.MarkFlagRequired("file")
+	}
+	carryOut.Flags().AddFlagSet(backup.Flags())
+
+	for _, c := range []*cobra.Command{backup, restore, carryOut, carryIn} {
 		c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "The cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config).")
 		cmd.AddCommand(c)
 	}
@@ -138,6 +175,22 @@ func NewCommand() *cobra.Command {
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 		},
 	}
+	var member etcd.MemberRestore
+	memberInit := &cobra.Command{
+		Use:    "member-init",
+		Short:  "The HA members' init step: start from the snapshot of --await-snapshot, staged by virt-apiserver store carry-in",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return etcd.RestoreMember(cmd.Context(), member)
+		},
+	}
+	memberInit.Flags().StringVar(&member.Name, "name", "", "The member's name (its pod's).")
+	memberInit.Flags().StringVar(&member.DataDir, "data-dir", memberDataDir, "The member's etcd --data-dir.")
+	memberInit.Flags().StringVar(&member.RestoreDir, "restore-dir", memberRestoreDir, "Where the snapshot is staged.")
+	memberInit.Flags().StringVar(&member.AwaitSnapshot, "await-snapshot", os.Getenv(AwaitSnapshotEnv), "The sha256 of the snapshot to start from; empty: start as it is. Default: $"+AwaitSnapshotEnv+".")
+	cmd.AddCommand(memberInit)
+
 	for _, c := range []*cobra.Command{stage, result} {
 		c.Flags().StringVar(&restoreDir, "restore-dir", filepath.Join(defaultDataDir, "restore"), "Where the embedded etcd finds a staged snapshot (<--data-dir>/restore).")
 		cmd.AddCommand(c)

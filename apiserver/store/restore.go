@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
-	"kubevirt.dev/virt/apiserver/etcd"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 )
 
@@ -134,13 +132,9 @@ func (c *cluster) restoreEmbedded(ctx context.Context, a *apiserver, file, sha s
 	if err != nil || len(pods) == 0 {
 		return nil, fmt.Errorf("virt-apiserver has no Ready pod after the restart (%v)", err)
 	}
-	out, err := c.exec(ctx, pods[0].Name, []string{bin, "store", "result", "--restore-dir=" + restoreDir}, nil)
+	r, err := c.lastRestore(ctx, pods[0].Name, "", restoreDir)
 	if err != nil {
-		return nil, fmt.Errorf("read what the store did with the snapshot: %w", err)
-	}
-	var r etcd.RestoreResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		return nil, fmt.Errorf("the store's restore result: %w: %q", err, out)
+		return nil, err
 	}
 	if r.Error != "" {
 		return nil, fmt.Errorf("the store refused the snapshot and runs on its old data, unchanged: %s (the snapshot is kept in the pod as %s)", r.Error, r.Rejected)

@@ -70,8 +70,10 @@ func TestHA(t *testing.T) {
 		t.Fatalf("the e2e tests start in the embedded mode, the cluster is in %q (%v): make up HA=0", mode, err)
 	}
 	ns := cluster.Namespace(t)
-	// A VM of the default store, to find again after the switch back.
+	// A VM of the default store, carried to the HA store and back.
 	defaultVM := createHaltedVM(t, ns, "in-default-store")
+	// A running guest, which both switches leave running (issue 24).
+	guest := startRunningVM(t, ctx, ns, "runs-through-switches")
 
 	start := time.Now()
 	switchCtx, cancel := context.WithTimeout(ctx, switchTimeout)
@@ -81,7 +83,14 @@ func TestHA(t *testing.T) {
 	}
 	t.Logf("switched to the HA mode in %s", time.Since(start).Round(time.Second))
 	var haVM *virtv1.VirtualMachine
-	t.Cleanup(func() { switchBack(t, ns, defaultVM, haVM) })
+	t.Cleanup(func() { switchBack(t, ns, defaultVM, haVM, guest) })
+
+	t.Run("the store was carried: VMs and the running guest", func(t *testing.T) {
+		if !slices.ContainsFunc(listVMs(t, ns), func(vm virtv1.VirtualMachine) bool { return vm.UID == defaultVM.UID }) {
+			t.Errorf("the default store's VM %s (UID %s) is not in the HA store: the switch did not carry the store", defaultVM.Name, defaultVM.UID)
+		}
+		guest.stillRunning(t, ctx, "after the switch to the HA mode")
+	})
 
 	t.Run("three etcd members healthy", func(t *testing.T) {
 		etcdHealthy(t, ctx)
@@ -107,9 +116,6 @@ func TestHA(t *testing.T) {
 			if !bytes.Contains(value, []byte(want)) {
 				t.Errorf("etcd's %s does not hold %q: %q", vmKey(haVM), want, value)
 			}
-		}
-		if slices.ContainsFunc(listVMs(t, ns), func(vm virtv1.VirtualMachine) bool { return vm.UID == defaultVM.UID }) {
-			t.Errorf("the default store's VM %s is listed in the HA mode: the store did not change", defaultVM.Name)
 		}
 	})
 	if haVM == nil {
@@ -648,30 +654,14 @@ func waitStatefulSetReady(ctx context.Context, name string, want int32) error {
 	})
 }
 
-// switchBack deletes what the test stored in the HA mode, switches the
-// cluster back to the default mode and checks it is that mode's platform:
-// virt-apiserver exactly as the default overlay has it (kubectl apply
-// removed every field the HA mode added), no etcd members but their claims,
-// the default store's VM.
-func switchBack(t *testing.T, ns string, defaultVM, haVM *virtv1.VirtualMachine) {
+// switchBack switches the cluster back to the default mode and checks it
+// is that mode's platform: virt-apiserver exactly as the default overlay
+// has it (kubectl apply removed every field the HA mode added), no etcd
+// members but their claims, and the store carried back: the VMs of both
+// modes, the running guest still running.
+func switchBack(t *testing.T, ns string, defaultVM, haVM *virtv1.VirtualMachine, guest *runningGuest) {
 	ctx, cancel := context.WithTimeout(context.Background(), switchBackTimeout)
 	defer cancel()
-	if haVM != nil {
-		vms := cluster.Virt.VirtualizationV1().VirtualMachines(ns)
-		if err := vms.Delete(ctx, haVM.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete VM %s from the HA store: %v", haVM.Name, err)
-		}
-		err := framework.WaitFor(ctx, time.Minute, "VM "+haVM.Name+" deleted", func(ctx context.Context) (bool, error) {
-			_, err := vms.Get(ctx, haVM.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			return false, err
-		})
-		if err != nil {
-			t.Error(err)
-		}
-	}
 	start := time.Now()
 	if err := cluster.SwitchMode(ctx, framework.ModeEmbedded); err != nil {
 		t.Fatal(err)
@@ -705,19 +695,16 @@ func switchBack(t *testing.T, ns string, defaultVM, haVM *virtv1.VirtualMachine)
 			t.Errorf("the HA store's claim %s: %v, want it kept", name, err)
 		}
 	}
-	err = framework.WaitFor(ctx, time.Minute, "the default store's VM "+defaultVM.Name, func(ctx context.Context) (bool, error) {
-		vm, err := cluster.Virt.VirtualizationV1().VirtualMachines(ns).Get(ctx, defaultVM.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
+	for _, want := range []*virtv1.VirtualMachine{defaultVM, haVM} {
+		if want == nil {
+			continue
 		}
-		if vm.UID != defaultVM.UID {
-			return false, fmt.Errorf("VM %s has UID %s, want %s", vm.Name, vm.UID, defaultVM.UID)
+		vm, err := cluster.Virt.VirtualizationV1().VirtualMachines(ns).Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil || vm.UID != want.UID {
+			t.Errorf("VM %s after the switch back: %v, want UID %s (carried)", want.Name, err, want.UID)
 		}
-		return true, nil
-	})
-	if err != nil {
-		t.Error(err)
 	}
+	guest.stillRunning(t, ctx, "after the switch back to the embedded mode")
 }
 
 // probe sums a probe up with the API server's defaults filled in, so that
