@@ -8,6 +8,6 @@
 //
 // It runs as `virt-apiserver store ...`: the binary that owns the store
 // carries its operations, and the same image runs the step inside the pod.
-// It reaches the cluster with client-go (port-forward, exec, scale) and
-// must not import controllers/, node/ or launcher/.
+// It reaches the cluster with client-go (port-forward, exec, scale); the
+// import rules are apiserver's (package apiserver's doc).
 package store
