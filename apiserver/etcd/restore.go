@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -154,6 +155,12 @@ func startFromSnapshot(ctx context.Context, o Options, pending string) (*Server,
 		s.Close()
 		return nil, err
 	}
+	if o.AwaitSnapshot != "" {
+		if err := markApplied(o.RestoreDir, o.AwaitSnapshot); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if err := os.Remove(pending); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("remove the applied snapshot %s: %w", pending, err)
@@ -239,10 +246,14 @@ func writeResult(dir string, res RestoreResult) error {
 // snapshot (a mode switch carrying the store, hack/cluster/deploy.sh) must
 // not serve its old data meanwhile: clients would act on a store that is
 // about to be replaced.
-func awaitStaged(ctx context.Context, restoreDir, sum string) error {
-	if sum == "" || applied(restoreDir, sum) {
+//
+// The request is SHA256 or SHA256@ID: the same snapshot restored again is
+// another request (another ID), applied once each.
+func awaitStaged(ctx context.Context, restoreDir, request string) error {
+	if request == "" || applied(restoreDir, request) {
 		return nil
 	}
+	sum, _, _ := strings.Cut(request, "@")
 	if err := os.MkdirAll(restoreDir, 0o700); err != nil {
 		return err
 	}
@@ -347,7 +358,8 @@ func RestoreMember(ctx context.Context, m MemberRestore) error {
 		_ = os.RemoveAll(restoring)
 		return fmt.Errorf("restore the staged snapshot as member %s: %w", m.Name, err)
 	}
-	res := RestoreResult{Time: time.Now().UTC().Format(time.RFC3339), SHA256: m.AwaitSnapshot,
+	sum, _, _ := strings.Cut(m.AwaitSnapshot, "@")
+	res := RestoreResult{Time: time.Now().UTC().Format(time.RFC3339), SHA256: sum,
 		SnapshotRevision: st.Revision, Revision: st.Revision + RevisionBump}
 	if _, err := os.Stat(m.DataDir); err == nil {
 		res.Previous = m.DataDir + ".before-restore-" + stamp

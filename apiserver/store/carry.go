@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
@@ -180,4 +181,52 @@ func (c *cluster) lastRestore(ctx context.Context, pod, container, restoreDir st
 		return r, fmt.Errorf("the store's restore result: %w: %q", err, out)
 	}
 	return r, nil
+}
+
+// restoreHA restores the snapshot into the HA mode's members: virt-apiserver
+// stopped, the members restarted all at once told to start from the
+// snapshot (their init step waits for it), the snapshot staged in each, the
+// members Ready again as one restored cluster, virt-apiserver started.
+func (c *cluster) restoreHA(ctx context.Context, a *apiserver, file, sum string) (*Restored, error) {
+	logger := klog.FromContext(ctx)
+	replicas := int32(1)
+	if a.deployment.Spec.Replicas != nil {
+		replicas = *a.deployment.Spec.Replicas
+	}
+	down := time.Now()
+	if err := c.scale(ctx, apiserverName, 0, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"initContainers":[{"name":%q,"env":[{"name":%q,"value":%q}]}]}}}}`,
+		initContainer, AwaitSnapshotEnv, sum+"@"+down.UTC().Format("20060102T150405Z"))
+	if _, err := c.kube.AppsV1().StatefulSets(namespace).Patch(ctx, etcdName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return nil, fmt.Errorf("tell the members to start from the snapshot: %w", err)
+	}
+	// All at once: a rolling restart would wait for a member that waits
+	// for its snapshot to be ready.
+	if err := c.kube.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: componentLabel + "=" + etcdName}); err != nil {
+		return nil, fmt.Errorf("restart the members: %w", err)
+	}
+	pods, err := c.waitingPods(ctx, etcdName, initContainer, etcd.HAMembers)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if err := c.stageIn(ctx, p, initContainer, file, memberRestoreDir, sum); err != nil {
+			return nil, err
+		}
+	}
+	logger.Info("Staged the snapshot in every member; waiting for them to form the restored cluster")
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ready, err := c.readyPods(ctx, etcdName)
+		return err == nil && len(ready) == etcd.HAMembers, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the members are not Ready on the restored data: %w", err)
+	}
+	if err := c.scale(ctx, apiserverName, replicas, 3*time.Minute); err != nil {
+		return nil, err
+	}
+	return &Restored{Mode: ModeHA, Previous: memberDataDir + ".before-restore-<time> on each member's claim", Unavailable: time.Since(down)}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/apiserver/etcd"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 )
 
@@ -76,10 +77,15 @@ func (c *cluster) Restore(ctx context.Context, file string) (*Restored, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.mode != ModeEmbedded {
-		return nil, fmt.Errorf("the platform runs in the %s mode: restore into the embedded store (make up HA=0), then switch (make up HA=1), which carries it", a.mode)
+	var res *Restored
+	if a.mode == ModeEmbedded {
+		res, err = c.restoreEmbedded(ctx, a, file, d.SHA256)
+	} else {
+		res, err = c.restoreHA(ctx, a, file, d.SHA256)
+		if res != nil {
+			res.Revision = st.Revision + etcd.RevisionBump
+		}
 	}
-	res, err := c.restoreEmbedded(ctx, a, file, d.SHA256)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -189,4 +190,88 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestAwaitedSnapshot is a switch's carry: the store told to start from a
+// snapshot waits until it is staged, starts from it, and on later starts
+// runs on as it is.
+func TestAwaitedSnapshot(t *testing.T) {
+	src := newEmbedded(t)
+	vm := GroupPrefix + "virtualmachines/ns/vm"
+	var file string
+	src.run(func(cli *clientv3.Client, endpoint string) {
+		src.put(cli, vm, "carried")
+		file = src.snapshotOf(endpoint)
+	})
+	d, err := fileDigest(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEmbedded(t)
+	e.run(func(cli *clientv3.Client, _ string) { e.put(cli, vm, "stale") })
+	e.opts.AwaitSnapshot = d.SHA256
+	staged := make(chan error, 1)
+	go func() {
+		// Staged only once the store waits: it must not serve meanwhile.
+		time.Sleep(500 * time.Millisecond)
+		f, err := os.Open(file)
+		if err != nil {
+			staged <- err
+			return
+		}
+		defer f.Close()
+		staged <- Stage(f, e.opts.RestoreDir, d.SHA256)
+	}()
+	e.run(func(cli *clientv3.Client, _ string) {
+		if v, _ := get(t, cli, vm); v != "carried" {
+			t.Errorf("%s = %q after the carry, want %q", vm, v, "carried")
+		}
+		e.put(cli, vm, "written after")
+	})
+	if err := <-staged; err != nil {
+		t.Fatal(err)
+	}
+	// Applied: the next start neither waits nor restores again.
+	e.run(func(cli *clientv3.Client, _ string) {
+		if v, _ := get(t, cli, vm); v != "written after" {
+			t.Errorf("%s = %q on the next start, want %q", vm, v, "written after")
+		}
+	})
+}
+
+// TestRestoreMember restores a snapshot as an HA member's data with the
+// cluster's identity, once per request.
+func TestRestoreMember(t *testing.T) {
+	src := newEmbedded(t)
+	var file string
+	src.run(func(cli *clientv3.Client, endpoint string) {
+		src.put(cli, GroupPrefix+"virtualmachines/ns/vm", "x")
+		file = src.snapshotOf(endpoint)
+	})
+	d, _ := fileDigest(file)
+	dir := t.TempDir()
+	m := etcd.MemberRestore{Name: etcd.HAMemberName(1), DataDir: filepath.Join(dir, "data"),
+		RestoreDir: filepath.Join(dir, "restore"), AwaitSnapshot: d.SHA256 + "@1"}
+	f, _ := os.Open(file)
+	defer f.Close()
+	if err := Stage(f, m.RestoreDir, d.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if err := etcd.RestoreMember(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(m.DataDir, "member", "snap", "db")); err != nil {
+		t.Fatalf("no restored member data: %v", err)
+	}
+	r, err := etcd.LastRestore(m.RestoreDir)
+	if err != nil || r.SHA256 != d.SHA256 || r.Revision <= r.SnapshotRevision {
+		t.Errorf("member restore result %+v (%v)", r, err)
+	}
+	// The same request again returns at once (nothing is staged: it
+	// would wait otherwise).
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := etcd.RestoreMember(ctx, m); err != nil {
+		t.Errorf("an applied request: %v", err)
+	}
 }
