@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -198,7 +199,6 @@ func NewCommand() *cobra.Command {
 	return cmd
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal tells a person at a terminal from a script (whose stdin may
+// be /dev/null, a character device too).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
