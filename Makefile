@@ -109,9 +109,9 @@ uninstall:
 ## it was then (docs/cluster.md "Backup and restore")
 .PHONY: backup restore
 backup:
-	hack/cluster/backup.sh $(BACKUP)
+	hack/cluster/store.sh backup $(BACKUP)
 restore:
-	hack/cluster/restore.sh $(BACKUP)
+	hack/cluster/store.sh restore $(BACKUP)
 
 ## images: build the platform's container images (make up imports them)
 images: deps

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,12 +22,18 @@ import (
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/guestaccess"
+	"kubevirt.dev/virt/apiserver/store"
 )
 
 // etcdPrefix is the root of the server's keys in etcd. The storage adds
 // <group>/<resource>/<namespace>/<name>, the layout the kube-apiserver uses
 // for custom resources, so an external etcd can be shared safely.
-const etcdPrefix = "/registry"
+const etcdPrefix = store.KeyRoot
+
+// AwaitSnapshotEnv names the snapshot a store must start from when its
+// flag is not given: the deployment sets it on the store's pod (the
+// embedded virt-apiserver, or the HA members' init step) during a switch.
+const AwaitSnapshotEnv = store.AwaitSnapshotEnv
 
 // Options are the flags of virt-apiserver.
 type Options struct {
@@ -135,6 +142,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Recommended.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd's data, used when --etcd-servers is empty. Keep it on persistent storage: it holds every VMI and VM.")
+	fs.StringVar(&o.EmbeddedEtcd.AwaitSnapshot, "embedded-etcd-await-snapshot", os.Getenv(AwaitSnapshotEnv),
+		"The sha256 of a snapshot the embedded etcd must start from: it waits until `virt-apiserver store` stages it in <--data-dir>/restore, unless it started from it before (a mode switch carries the store so; docs/cluster.md). Default: $"+AwaitSnapshotEnv+".")
 	fs.IntVar(&o.EmbeddedEtcd.ClientPort, "embedded-etcd-client-port", o.EmbeddedEtcd.ClientPort,
 		"Loopback port of the embedded etcd's clients.")
 	fs.IntVar(&o.EmbeddedEtcd.PeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcd.PeerPort,
@@ -174,6 +183,12 @@ func (o *Options) Complete() {
 	if o.EmbeddedEtcd.DataDir == "" {
 		o.EmbeddedEtcd.DataDir = filepath.Join(o.DataDir, "etcd")
 	}
+	// virt-apiserver store stage hands a snapshot to the embedded etcd
+	// here (apiserver/store); one of another store has no key of ours.
+	if o.EmbeddedEtcd.RestoreDir == "" {
+		o.EmbeddedEtcd.RestoreDir = filepath.Join(o.DataDir, "restore")
+	}
+	o.EmbeddedEtcd.RestoreCheckPrefix = store.GroupPrefix
 	if o.Standalone {
 		// Everything that needs a kube-apiserver is switched off.
 		// Authentication stays for the certificates given by flag, which

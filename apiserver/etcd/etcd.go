@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"strconv"
+	"path/filepath"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -27,6 +27,16 @@ type Options struct {
 	// QuotaBackendBytes is the size the database file may reach before
 	// etcd raises its NOSPACE alarm and refuses writes; 0: DefaultQuota.
 	QuotaBackendBytes int64
+	// RestoreDir is where a snapshot to start from is staged (restore.go);
+	// empty: no restore.
+	RestoreDir string
+	// RestoreCheckPrefix is a prefix every snapshot of this store has keys
+	// under: a restored store without one is refused.
+	RestoreCheckPrefix string
+	// AwaitSnapshot is the sha256 of a snapshot the store must start from:
+	// Start waits until it is staged in RestoreDir, unless it was applied
+	// before. Empty: start on the data as it is.
+	AwaitSnapshot string
 }
 
 // DefaultQuota is the embedded store's quota, as the HA store's
@@ -46,23 +56,38 @@ type Server struct {
 	clientURL string
 }
 
-// Start starts etcd and waits until it serves clients. Cancelling ctx does
-// not stop it: call Close, after the API server stopped using it.
+// Start starts etcd and waits until it serves clients; a snapshot staged
+// in RestoreDir is put in place first (restore.go). Cancelling ctx does not
+// stop it: call Close, after the API server stopped using it.
 func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.RestoreDir != "" {
+		if err := awaitStaged(ctx, o.RestoreDir, o.AwaitSnapshot); err != nil {
+			return nil, err
+		}
+		pending := filepath.Join(o.RestoreDir, PendingSnapshot)
+		if _, err := os.Stat(pending); err == nil {
+			return startFromSnapshot(ctx, o, pending)
+		}
+	}
+	return start(ctx, o)
+}
+
+func start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create etcd data dir: %w", permissionHint(err))
 	}
 	clientURL := loopbackURL(o.ClientPort)
-	peerURL := loopbackURL(o.PeerPort)
+	peerURL := PeerURL(o.PeerPort)
 
 	cfg := embed.NewConfig()
-	cfg.Name = "virt-apiserver"
+	cfg.Name = MemberName
+	cfg.InitialClusterToken = ClusterToken
 	cfg.Dir = o.DataDir
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	cfg.InitialCluster = cfg.Name + "=" + peerURL.String()
+	cfg.InitialCluster = InitialCluster(o.PeerPort)
 	// etcd's own info logs would drown the API server's; its warnings and
 	// errors still show.
 	cfg.LogLevel = "warn"
@@ -108,10 +133,6 @@ func (s *Server) Err() <-chan error { return s.etcd.Err() }
 func (s *Server) Close() {
 	s.etcd.Close()
 	<-s.etcd.Server.StopNotify()
-}
-
-func loopbackURL(port int) url.URL {
-	return url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
 }
 
 // permissionHint explains a data directory this process may not write: the

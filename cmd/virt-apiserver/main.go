@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"kubevirt.dev/virt/apiserver"
+	"kubevirt.dev/virt/apiserver/store"
 )
 
 func main() {
@@ -24,5 +25,6 @@ func main() {
 	}
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(store.NewCommand())
 	os.Exit(cli.Run(cmd))
 }

@@ -14,8 +14,12 @@
 # "HA mode"): embedded deploys overlays/local; ha deploys overlays/ha (the
 # etcd cluster with the Secrets of its CA, two virt-apiserver replicas on
 # it) and waits for three healthy members too. Going back to embedded
-# deletes what only the HA mode has, except the etcd members' claims: the
-# HA store is there again on the next switch. Each mode has its own store.
+# deletes what only the HA mode has, except the etcd members' claims.
+# A switch carries the store (apiserver/store carry.go): `virt-apiserver
+# store carry-out` stops virt-apiserver and snapshots the old mode's store,
+# the new mode's store is deployed told to start from that snapshot only
+# (VIRT_STORE_AWAIT_SNAPSHOT), and `store carry-in` hands it over: every VM
+# and VMI is there after the switch and the guests keep running.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -31,6 +35,27 @@ ETCD_MEMBERS=(virt-etcd-0 virt-etcd-1 virt-etcd-2)
 
 DEPLOY="${VIRT_STATE}/deploy"
 mkdir -p "${DEPLOY}"
+# The snapshots switches carried, and per mode the sha256 of the one its
+# store started from: rendered into every later deploy of that mode, so
+# that a plain make up does not change the store's pod template.
+CARRY="${VIRT_STATE}/store-carry"
+# virt-apiserver as images.sh built it for this host: the store's operations.
+store_cmd() {
+  "${ROOT}/_output/images/bin/virt-apiserver" store "$@" --kubeconfig "${ADMIN_KUBECONFIG}"
+}
+
+t0=$(date +%s)
+carry_file=""
+if [ "${previous}" != "${mode}" ] && [ -n "$(kubectl -n virt-system get deployment virt-apiserver -o name --ignore-not-found)" ]; then
+  mkdir -p "${CARRY}"
+  carry_file="${CARRY}/$(date -u +%Y%m%dT%H%M%SZ)-${previous}.db"
+  log "switching the platform from the ${previous} to the ${mode} mode: carrying the store"
+  sha="$(store_cmd carry-out --file "${carry_file}" --etcd-cafile "${PKI}/virt-etcd-ca.crt" \
+    --etcd-certfile "${PKI}/virt-etcd-admin.crt" --etcd-keyfile "${PKI}/virt-etcd-admin.key")" ||
+    die "deploy: cannot take the ${previous} store along (virt-apiserver store carry-out); it is unchanged, virt-apiserver may be stopped: make up HA=$([ "${previous}" = ha ] && echo 1 || echo 0) restarts it"
+  echo "${sha}" | write_file "${CARRY}/${mode}.sha256" || true
+fi
+carry_sha="$(cat "${CARRY}/${mode}.sha256" 2>/dev/null || true)"
 install -m 600 "${PKI}/virt-apiserver.crt" "${DEPLOY}/tls.crt"
 install -m 600 "${PKI}/virt-apiserver.key" "${DEPLOY}/tls.key"
 # Guest access (docs/guest-access.md): the virt-handler CA for the handlers
@@ -135,6 +160,23 @@ EOF
       spec: {template: {spec: {volumes: [{name: data, hostPath: {path: ${VIRT_APISERVER_DATA}}}]}}}
 EOF
   fi
+  if [ -n "${carry_sha}" ] && [ "${mode}" = embedded ]; then
+    cat <<EOF
+  - patch: |
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: virt-apiserver, namespace: virt-system}
+      spec: {template: {spec: {containers: [{name: virt-apiserver, env: [{name: VIRT_STORE_AWAIT_SNAPSHOT, value: "${carry_sha}"}]}]}}}
+EOF
+  elif [ -n "${carry_sha}" ]; then
+    cat <<EOF
+  - patch: |
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: virt-etcd, namespace: virt-system}
+      spec: {template: {spec: {initContainers: [{name: restore, env: [{name: VIRT_STORE_AWAIT_SNAPSHOT, value: "${carry_sha}"}]}]}}}
+EOF
+  fi
   cat <<EOF
   - patch: |
       apiVersion: apps/v1
@@ -188,28 +230,6 @@ etcd_healthy_members() {
     --command-timeout=5s endpoint health 2>&1 | grep -c ' is healthy: ' || true
 }
 
-t0=$(date +%s)
-# The VMIs of one store are not in the other: after a switch their launcher
-# pods' owner is gone, and the garbage collector deletes them, guests and
-# all (the VMIs stay in their store, and end Failed when it is back).
-if [ "${previous}" != "${mode}" ]; then
-  guests="$(kubectl get pods -A -l "virtualization.kubevirt.io/component=virt-launcher" \
-    -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {end}')"
-  [ -z "${guests}" ] ||
-    log "the switch to the ${mode} mode stops the guests of the ${previous} store: ${guests% }"
-fi
-# A switch stops every replica of the old mode before one of the new starts:
-# a rolling switch would answer from both stores for a while, and what was
-# written to the old one then would be gone from the new.
-if [ "${previous}" != "${mode}" ] && [ -n "$(kubectl -n virt-system get deployment virt-apiserver -o name --ignore-not-found)" ]; then
-  log "switching the platform from the ${previous} to the ${mode} mode: stopping virt-apiserver first"
-  kubectl -n virt-system scale deployment/virt-apiserver --replicas=0 >/dev/null
-  sel=virtualization.kubevirt.io/component=virt-apiserver
-  # wait fails when nothing matches, which is what it waits for.
-  kubectl -n virt-system wait --for=delete pod -l "${sel}" --timeout=120s >/dev/null 2>&1 ||
-    [ -z "$(kubectl -n virt-system get pods -l "${sel}" -o name)" ] ||
-    die "deploy: virt-apiserver's pods did not stop within 120s"
-fi
 # virt-apiserver runs as uid 65532 (docs/security.md); its embedded etcd's
 # directory is a hostPath here, which no fsGroup reaches, and an earlier
 # virt-apiserver ran as root: the data is handed over once, with the old
@@ -235,6 +255,11 @@ fi
 echo "${mode}" | write_file "${PLATFORM_MODE_FILE}" || true
 out="$(kubectl apply -k "${DEPLOY}" 2>&1)" || die "deploy: kubectl apply -k ${DEPLOY} failed: ${out}"
 grep -v ' unchanged$' <<<"${out}" >&2 || true
+if [ -n "${carry_file}" ]; then
+  store_cmd carry-in --file "${carry_file}" ||
+    die "deploy: the ${mode} store did not start from the ${previous} store's snapshot ${carry_file} (virt-apiserver store carry-in); kubectl -n virt-system get pods"
+  log "the ${mode} store starts from the ${previous} store's snapshot ($(($(date +%s) - t0))s)"
+fi
 if [ "${handed_over}" = 1 ]; then
   kubectl -n virt-system scale deployment/virt-apiserver --replicas=1 >/dev/null
 fi

@@ -1,5 +1,5 @@
 // Package restore tests backup and restore of the platform's store
-// (hack/cluster/backup.sh, restore.sh; docs/cluster.md "Backup and
+// (virt-apiserver store backup/restore, apiserver/store; docs/cluster.md "Backup and
 // restore") on the local cluster, the way an operator recovers from losing
 // it: `make backup`, `make down PURGE=1` (every piece of state gone, the
 // certificates and the mode too), `make up`, `make restore`, and every VM

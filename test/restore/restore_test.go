@@ -31,7 +31,7 @@ import (
 
 const (
 	apiService = "v1.virtualization.kubevirt.io"
-	// The keys backup.sh counts, per resource, in its metadata.
+	// The keys a backup counts, per resource, in its metadata.
 	vmKeys  = "virtualization.kubevirt.io/virtualmachines"
 	vmiKeys = "virtualization.kubevirt.io/virtualmachineinstances"
 	// restartTimeout bounds the wait for a restored VM's guest to run
@@ -40,7 +40,7 @@ const (
 	restartTimeout = 2 * framework.BootTimeout
 )
 
-// backupMetadata is the FILE.json backup.sh writes next to a snapshot.
+// backupMetadata is the FILE.json make backup writes next to a snapshot.
 type backupMetadata struct {
 	Snapshot  string         `json:"snapshot"`
 	SHA256    string         `json:"sha256"`
@@ -52,7 +52,7 @@ type backupMetadata struct {
 	Keys      map[string]int `json:"keys"`
 }
 
-// storeRevision is the line restore.sh prints with the restored store's
+// storeRevision is the line make restore prints with the restored store's
 // first revision: there the store holds exactly the snapshot's objects.
 var storeRevision = regexp.MustCompile(`(?m)^store revision: ([0-9]+)$`)
 
@@ -196,7 +196,7 @@ func TestBackupPurgeUpRestore(t *testing.T) {
 	restoreTook := time.Since(start)
 	m := storeRevision.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("restore.sh printed no %q line", "store revision: N")
+		t.Fatalf("make restore printed no %q line", "store revision: N")
 	}
 	restoredAt, _ := strconv.ParseInt(m[1], 10, 64)
 	if err := current.WaitAPIServiceAvailable(ctx, apiService, time.Minute); err != nil {
@@ -211,7 +211,7 @@ func TestBackupPurgeUpRestore(t *testing.T) {
 	t.Logf("restored %d VMs and %d VMIs at store revision %d (the snapshot's %d)", len(gotVMs), len(gotVMIs), restoredAt, meta.Revision)
 
 	// The platform works on it. The restored namespace exists again
-	// (restore.sh creates it): a new VM starts.
+	// (make restore creates it): a new VM starts.
 	newVM := exampleVM(t, current, "vm-new", virtv1.RunStrategyAlways)
 	if _, err := current.Virt.VirtualizationV1().VirtualMachines(ns).Create(ctx, newVM, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create a VM after the restore: %v", err)
@@ -397,7 +397,7 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	root := filepath.Clean(filepath.Join(wd, "..", ".."))
-	for _, f := range []string{"Makefile", "hack/cluster/backup.sh", "hack/cluster/restore.sh"} {
+	for _, f := range []string{"Makefile", "hack/cluster/store.sh"} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Fatalf("%s is not the repository's root: %v", root, err)
 		}
