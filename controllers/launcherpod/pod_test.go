@@ -348,3 +348,24 @@ func TestContainerDiskName(t *testing.T) {
 		t.Errorf("containerDiskName of a 63-character volume = %q, want volume-3", got)
 	}
 }
+
+// TestNewNodeSelectorCapabilities: a VMI that needs a node capability gets
+// a pod that lands only where a node reports it.
+func TestNewNodeSelectorCapabilities(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Features = &virtv1.Features{HypervPassthrough: &virtv1.HyperVPassthrough{}}
+		v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "default", Model: "igb"}}
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		virtv1.SchedulableNodeLabel:                     "true",
+		"virtualization.kubevirt.io/capability-kvm":     "true",
+		"virtualization.kubevirt.io/capability-nic-igb": "true",
+	}
+	if d := cmp.Diff(want, pod.Spec.NodeSelector); d != "" {
+		t.Errorf("nodeSelector (-want +got):\n%s", d)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
+	"kubevirt.dev/virt/node/nodelabel"
 	"kubevirt.dev/virt/node/network"
 	"kubevirt.dev/virt/node/network/bridge"
 	"kubevirt.dev/virt/node/network/masquerade"
@@ -76,6 +77,10 @@ func Run(ctx context.Context, o *Options) error {
 
 	mon := monitor.DefaultConfig
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
+	// What the launchers' hypervisor says becomes the Node's capabilities.
+	reporter := nodelabel.New(kube, o.NodeName)
+	mon.OnInfo = reporter.Observe
+	go reporter.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "capabilities")))
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
 		NodeName:         o.NodeName,
 		PodFiles:         o.podFiles(),
