@@ -66,6 +66,7 @@ var rules = []rule{
 	{doc: "internal/vmipod", covers: []string{"internal/vmipod"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/testpki", covers: []string{"internal/testpki"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/ownership", covers: []string{"internal/ownership/..."}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/capability", covers: []string{"internal/capability"}, forbid: append([]string{"controllers/...", "node/..."}, clients...)},
 	{doc: "internal/servingcert", covers: []string{"internal/servingcert"}, forbid: append([]string{"controllers/...", "node/...", "apiserver/..."}, clients...)},
 	{doc: "controllers/certificate", covers: []string{"controllers/certificate"}, forbid: []string{"node/...", "apiserver/..."}},
 
