@@ -298,7 +298,7 @@ func statedRules(t *testing.T) map[string][]string {
 			return nil // this package's doc.go quotes the rules it checks
 		}
 		docs[rel] = nil
-		for _, s := range sentences(string(prose(raw))) {
+		for _, s := range sentences(string(prose(docComment(raw)))) {
 			if stated.MatchString(s) {
 				docs[rel] = append(docs[rel], s)
 			}
@@ -314,12 +314,26 @@ func statedRules(t *testing.T) map[string][]string {
 	return docs
 }
 
-// sentences splits prose at a full stop followed by a capital letter.
+// docComment is the comment lines of a doc.go without code generators'
+// tags (// +k8s:...).
+func docComment(src []byte) []byte {
+	var lines []string
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "//") && !strings.HasPrefix(line, "// +") {
+			lines = append(lines, line)
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// sentences splits prose at a full stop followed by a space and a letter.
 func sentences(prose string) []string {
 	var out []string
 	start := 0
 	for i := 0; i+2 < len(prose); i++ {
-		if prose[i] == '.' && prose[i+1] == ' ' && prose[i+2] >= 'A' && prose[i+2] <= 'Z' {
+		c := prose[i+2] | 0x20
+		if prose[i] == '.' && prose[i+1] == ' ' && c >= 'a' && c <= 'z' {
 			out = append(out, prose[start:i+1])
 			start = i + 2
 		}
