@@ -29,10 +29,10 @@ import (
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
 	"kubevirt.dev/virt/node/monitor"
-	"kubevirt.dev/virt/node/nodelabel"
 	"kubevirt.dev/virt/node/network"
 	"kubevirt.dev/virt/node/network/bridge"
 	"kubevirt.dev/virt/node/network/masquerade"
+	"kubevirt.dev/virt/node/nodelabel"
 	"kubevirt.dev/virt/node/virtualmachineinstance"
 )
 
