@@ -77,10 +77,15 @@ func Run(ctx context.Context, o *Options) error {
 
 	mon := monitor.DefaultConfig
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
-	// What the launchers' hypervisor says becomes the Node's capabilities.
-	reporter := nodelabel.New(kube, o.NodeName)
-	mon.OnInfo = reporter.Observe
-	go reporter.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "capabilities")))
+	// What the init container probed becomes the Node's capabilities;
+	// never what a launcher in a tenant's pod says.
+	if facts, err := nodelabel.ReadFacts(o.NodeFactsFile); err != nil {
+		logger.Error(err, "No node facts: the Node's capabilities stay unreported", "file", o.NodeFactsFile)
+	} else {
+		reporter := nodelabel.New(kube, o.NodeName)
+		reporter.Observe(facts)
+		go reporter.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "capabilities")))
+	}
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
 		NodeName:         o.NodeName,
 		PodFiles:         o.podFiles(),

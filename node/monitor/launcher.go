@@ -208,9 +208,6 @@ func (l *Launcher) checkInfo(ctx context.Context) error {
 	l.mu.Lock()
 	l.state.Info = info
 	l.mu.Unlock()
-	if l.cfg.OnInfo != nil {
-		l.cfg.OnInfo(info)
-	}
 	return nil
 }
 

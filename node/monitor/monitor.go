@@ -10,7 +10,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/node/podfs"
 )
 
@@ -26,11 +25,6 @@ type Config struct {
 	// CallRetries is how often a unary call is retried while the launcher is
 	// Unavailable (its socket not answering for a moment).
 	CallRetries int
-	// OnInfo, when set, hears every launcher's Info once it passed the
-	// version check: what the node's hypervisor says of itself
-	// (node/nodelabel reports it as the Node's capabilities). It must not
-	// block.
-	OnInfo func(*apiv1.InfoResponse)
 }
 
 // DefaultConfig suits launchers on the same host: answers take milliseconds,

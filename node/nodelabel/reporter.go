@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"kubevirt.dev/virt/internal/capability"
-	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 )
 
 // Reporter labels one Node with its capabilities. Create it with New; feed
@@ -35,14 +34,9 @@ func New(kube kubernetes.Interface, node string) *Reporter {
 	return &Reporter{kube: kube, node: node, wake: make(chan struct{}, 1)}
 }
 
-// Observe takes a launcher's Info. It never blocks: the monitor calls it on
-// a launcher's connection.
-func (r *Reporter) Observe(info *apiv1.InfoResponse) {
-	labels := capability.Labels(capability.Facts{
-		LibvirtVersion:    info.GetLibvirtVersion(),
-		HypervisorVersion: info.GetHypervisorVersion(),
-		DomainType:        info.GetDomainType(),
-	})
+// Observe takes the node's facts (ReadFacts). It never blocks.
+func (r *Reporter) Observe(facts capability.Facts) {
+	labels := capability.Labels(facts)
 	r.mu.Lock()
 	changed := !maps.Equal(labels, r.want)
 	r.want = labels

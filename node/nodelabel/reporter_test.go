@@ -12,10 +12,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"kubevirt.dev/virt/internal/capability"
-	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 )
 
-// TestReporter: a launcher's Info becomes the Node's capability labels,
+// TestReporter: the node's facts become the Node's capability labels,
 // other labels stay, and the same facts again write nothing.
 func TestReporter(t *testing.T) {
 	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"keep": "me"}}})
@@ -35,7 +34,7 @@ func TestReporter(t *testing.T) {
 			t.Fatalf("label %s never became %q: %v", key, want, err)
 		}
 	}
-	r.Observe(&apiv1.InfoResponse{LibvirtVersion: "9.0.0", HypervisorVersion: "7.2.22", DomainType: "qemu"})
+	r.Observe(capability.Facts{LibvirtVersion: "9.0.0", HypervisorVersion: "7.2.22", DomainType: "qemu"})
 	labelled(capability.Prefix+"capability-kvm", "false")
 	labelled(capability.HypervisorVersionLabel, "7.2.22")
 
@@ -49,8 +48,8 @@ func TestReporter(t *testing.T) {
 		return n
 	}
 	before := patches()
-	r.Observe(&apiv1.InfoResponse{LibvirtVersion: "9.0.0", HypervisorVersion: "7.2.22", DomainType: "qemu"})
-	r.Observe(&apiv1.InfoResponse{LibvirtVersion: "10.0.0", HypervisorVersion: "8.2.0", DomainType: "kvm"})
+	r.Observe(capability.Facts{LibvirtVersion: "9.0.0", HypervisorVersion: "7.2.22", DomainType: "qemu"})
+	r.Observe(capability.Facts{LibvirtVersion: "10.0.0", HypervisorVersion: "8.2.0", DomainType: "kvm"})
 	labelled(capability.Prefix+"capability-kvm", "true")
 	labelled(capability.Prefix+"capability-nic-igb", "true")
 	if got := patches() - before; got != 1 {
