@@ -25,9 +25,10 @@ const (
 	DomainTypeLabel        = Prefix + "domain-type"
 )
 
-// Facts are what a node's hypervisor says of itself: a launcher's Info
-// (libvirt inside the launcher image, QEMU beside it, on this node's CPU
-// and /dev/kvm).
+// Facts are what a node's hypervisor says of itself, as virt-handler's init
+// container probed it with the launcher image (virt-launcher --probe-node:
+// libvirt inside the image, QEMU beside it, on this node's CPU, with a
+// launcher pod's device access).
 type Facts struct {
 	// LibvirtVersion and HypervisorVersion are like "9.0.0" and "7.2.22".
 	LibvirtVersion, HypervisorVersion string
@@ -181,7 +182,7 @@ func report(node *corev1.Node, v string, ok, ready bool) string {
 	var s string
 	switch {
 	case !ok:
-		s = node.Name + " has not reported it yet (no launcher has run there)"
+		s = node.Name + " has not reported it yet (its virt-handler has not probed it)"
 	default:
 		s = node.Name + " reports " + v
 		var from []string

@@ -103,7 +103,7 @@ func TestCheck(t *testing.T) {
 		{"a Ready node reports it", []*corev1.Node{node("a", true, tcg), node("b", true, newer)}, nil},
 		{"no node reports it", []*corev1.Node{node("b", true, tcg), node("a", true, nil)}, []string{
 			"spec.domain.devices.interfaces[1].model", "nic-igb", "capability-nic-igb=true",
-			"a has not reported it yet (no launcher has run there); b reports false (domain-type qemu, libvirt-version 9.0.0, hypervisor-version 7.2.22)"}},
+			"a has not reported it yet (its virt-handler has not probed it); b reports false (domain-type qemu, libvirt-version 9.0.0, hypervisor-version 7.2.22)"}},
 		{"only a node that is not Ready", []*corev1.Node{node("b", false, newer)}, []string{"b reports true", "not Ready"}},
 		{"no nodes", nil, []string{"there are no nodes"}},
 	} {

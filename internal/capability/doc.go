@@ -1,7 +1,8 @@
 // Package capability is what a node can run that not every node can: one
 // table (Table) of capabilities, each with the Node label virt-handler
 // reports it under, how it is decided from what the node's hypervisor says
-// (Facts, from a launcher's Info), and which fields of a VMI need it.
+// (Facts, probed by virt-handler's init container with the launcher
+// image), and which fields of a VMI need it.
 //
 // The three components read the same table: virt-handler labels its Node
 // (Labels), virt-controller gives a launcher pod a nodeSelector for each

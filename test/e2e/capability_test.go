@@ -16,8 +16,8 @@ import (
 	"kubevirt.dev/virt/test/e2e/framework"
 )
 
-// TestNodeCapabilities: once a launcher ran on a node, its virt-handler
-// labels the Node with what the node's hypervisor can run (the
+// TestNodeCapabilities: before any VMI runs, every Ready node's
+// virt-handler has labelled the Node (from what its init container probed) with what the node's hypervisor can run (the
 // capabilities internal/capability decides from the versions and domain
 // type it labels too, KVM only where guests are not emulated); a VMI that
 // needs a capability no Ready node reports is refused with a 422 that names
@@ -25,6 +25,24 @@ import (
 func TestNodeCapabilities(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
+	// No launcher is needed: the labels come from virt-handler's own pod.
+	err := framework.WaitFor(ctx, time.Minute, "every Ready node labelled before a VMI runs", func(ctx context.Context) (bool, error) {
+		nodes, err := cluster.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && n.Labels[capability.DomainTypeLabel] == "" {
+					return false, nil
+				}
+			}
+		}
+		return len(nodes.Items) > 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	example := filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml")
 	if _, err := cluster.Kubectl(ctx, "create", "-n", ns, "-f", example); err != nil {
 		t.Fatal(err)
