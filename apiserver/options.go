@@ -19,6 +19,7 @@ import (
 	"kubevirt.dev/virt/apis/virtualization"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/fieldownership"
+	"kubevirt.dev/virt/apiserver/admission/nodecapability"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
 	"kubevirt.dev/virt/apiserver/guestaccess"
@@ -102,8 +103,13 @@ func NewOptions() *Options {
 	o.Recommended.Admission.Plugins.Register(fieldownership.PluginName, func(io.Reader) (admission.Interface, error) {
 		return fieldownership.New(o.writers()), nil
 	})
+	// What the nodes can run is read from the Nodes (the server's shared
+	// kube informers, which the generic server hands the plugin and starts).
+	o.Recommended.Admission.Plugins.Register(nodecapability.PluginName, func(io.Reader) (admission.Interface, error) {
+		return nodecapability.New(), nil
+	})
 	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder,
-		fieldownership.PluginName, noderestriction.PluginName)
+		fieldownership.PluginName, noderestriction.PluginName, nodecapability.PluginName)
 	// Objects are stored as v1 protobuf unless --storage-media-type says
 	// otherwise: a fraction of JSON's size and much cheaper to decode.
 	o.Recommended.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf

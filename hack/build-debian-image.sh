@@ -79,9 +79,9 @@
 # (superseded ones are dropped).
 #
 # Needs root to build (mmdebstrap's root mode, files owned by root in the
-# image), not to answer from the cache. Mirrors: the host's apt sources for
-# bookworm, bookworm-updates and bookworm-security, else deb.debian.org;
-# VIRT_DEBIAN_MIRROR and VIRT_DEBIAN_SECURITY_MIRROR override them.
+# image), not to answer from the cache. Mirrors: VIRT_DEBIAN_MIRROR and
+# VIRT_DEBIAN_SECURITY_MIRROR, else the host's apt sources for bookworm and
+# bookworm-security; with neither it stops and names the variable to set.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -90,16 +90,8 @@ LABEL=debian-root
 DISK_MIB=2048
 ESP_MIB=32
 
-# The host's mirror for a suite (from apt's configured index targets), or
-# the default.
-targets="$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null || true)"
-host_mirror() {
-  local uri
-  uri="$(awk -v s="$1" '$1 == s {print $2; exit}' <<<"${targets}")"
-  echo "${uri:-$2}"
-}
-mirror="${VIRT_DEBIAN_MIRROR:-$(host_mirror "${SUITE}" http://deb.debian.org/debian)}"
-security="${VIRT_DEBIAN_SECURITY_MIRROR:-$(host_mirror "${SUITE}-security" http://deb.debian.org/debian-security)}"
+mirror="$(debian_mirror "${SUITE}" VIRT_DEBIAN_MIRROR)"
+security="$(debian_mirror "${SUITE}-security" VIRT_DEBIAN_SECURITY_MIRROR)"
 sources=(
   "deb ${mirror%/} ${SUITE} main"
   "deb ${mirror%/} ${SUITE}-updates main"

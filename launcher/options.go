@@ -51,6 +51,12 @@ type Options struct {
 	// WriteCapabilitiesSeed, when set, makes the process probe QEMU, write
 	// a seed there and exit (the image build's step).
 	WriteCapabilitiesSeed string
+	// ProbeNode, when set, makes the process probe this node's hypervisor
+	// as a launcher here would, write the facts to that file and exit
+	// (virt-handler's init container; ProbeNode).
+	ProbeNode string
+	// ProbeTimeout bounds ProbeNode: libvirt starting QEMU to probe it.
+	ProbeTimeout time.Duration
 	// Linger is how long the launcher keeps serving after its domain ended,
 	// for a node daemon that reconnects to ask how it ended.
 	Linger time.Duration
@@ -67,6 +73,7 @@ func NewOptions() *Options {
 		KernelBootDir:       layout.KernelBootDir,
 		SecretsDir:          layout.SecretDirRoot,
 		CapabilitiesSeedDir: layout.CapabilitiesSeedDir,
+		ProbeTimeout:        2 * time.Minute,
 		Linger:              3 * time.Second,
 	}
 }
@@ -92,6 +99,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"read-only directory of QEMU capabilities probed when the image was built; empty or missing: libvirt probes QEMU")
 	fs.StringVar(&o.WriteCapabilitiesSeed, "write-capabilities-seed", o.WriteCapabilitiesSeed,
 		"probe QEMU, write a capabilities seed to this directory and exit (run when the launcher image is built)")
+	fs.StringVar(&o.ProbeNode, "probe-node", o.ProbeNode,
+		"probe this node's hypervisor as a launcher here would (embedded libvirt in a temporary directory), write its facts as JSON to this file and exit (virt-handler's init container)")
+	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", o.ProbeTimeout, "how long --probe-node may take before it fails")
 	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
 }
 

@@ -88,7 +88,7 @@ type Watchdog struct {
 type WatchdogDevice struct {
 	// I6300ESB is an Intel 6300ESB watchdog.
 	I6300ESB *I6300ESBWatchdog
-	// Diag288 is the s390x watchdog. Refused: the nodes are x86_64.
+	// Diag288 is the s390x watchdog. Refused: the launcher runs x86_64 guests.
 	Diag288 *Diag288Watchdog
 }
 

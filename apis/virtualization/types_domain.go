@@ -31,7 +31,7 @@ type DomainSpec struct {
 	Features *Features
 	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
 	// all), auto (up to two per vCPU, shared round-robin) or
-	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// supplementalPool (refused: the launcher maps no disk queues to a pool of I/O threads). A disk with
 	// dedicatedIOThread gets one of its own whatever the policy.
 	IOThreadsPolicy *IOThreadsPolicy
 	// IOThreads sizes the supplementalPool I/O threads policy. Refused, as
@@ -40,8 +40,7 @@ type DomainSpec struct {
 	// Chassis is the SMBIOS chassis information (type 3) the guest reads.
 	Chassis *Chassis
 	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
-	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
-	// software emulation.
+	// TDX). Refused: the launcher sets up no confidential guests.
 	LaunchSecurity *LaunchSecurity
 	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
 	// default) reboots the same domain; Terminate ends the VMI (Succeeded)
@@ -109,8 +108,8 @@ type CPU struct {
 	// Features adds or removes single CPU features on top of the model.
 	Features []CPUFeature
 	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
-	// Refused: the nodes have no CPU manager with the static policy, so
-	// there are no CPUs to give a guest exclusively.
+	// Refused: the launcher pins no vCPUs to host CPUs, so there are no
+	// CPUs to give a guest exclusively.
 	DedicatedCPUPlacement bool
 	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
 	// Refused with dedicatedCpuPlacement.
@@ -167,7 +166,7 @@ type Memory struct {
 	// Guest is the memory the guest sees. Defaults to resources.requests.memory.
 	Guest *resource.Quantity
 	// Hugepages backs the guest's memory with huge pages. Refused: the
-	// nodes reserve no huge pages.
+	// launcher backs no guest memory with huge pages.
 	Hugepages *Hugepages
 	// MaxGuest is the most memory hotplug may grow the guest to. Refused:
 	// this platform does not hotplug memory.

@@ -14,8 +14,8 @@ type Features struct {
 	// APIC turns the APIC on or off. On unless disabled.
 	APIC *FeatureAPIC
 	// HypervPassthrough turns on every Hyper-V enlightenment the hypervisor
-	// has. Refused: the enlightenments are KVM's, and guests here run
-	// under software emulation.
+	// has. The enlightenments are KVM's: such a VMI runs only on a node
+	// that reports the capability kvm, and is refused while none does.
 	HypervPassthrough *HyperVPassthrough
 	// Hyperv turns single Hyper-V enlightenments on, for Windows guests.
 	// Under software emulation QEMU does not implement them: the guest

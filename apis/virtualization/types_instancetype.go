@@ -81,7 +81,7 @@ type VirtualMachineInstancetypeSpec struct {
 	// VMI (no device plugin): setting them is refused.
 	HostDevices []HostDevice
 	// IOThreads sizes the supplementalPool I/O threads policy. Not
-	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	// supported, as on a VMI (no pool of I/O threads): setting it is refused.
 	IOThreads *DiskIOThreads
 	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
 	// (no KVM): setting it is refused.
@@ -106,10 +106,10 @@ type CPUInstancetype struct {
 	// supported: this platform has no CPU hotplug, so setting it is refused.
 	MaxSockets *uint32
 	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
-	// as on a VMI (no CPU manager): setting it is refused.
+	// as on a VMI (no vCPU pinning): setting it is refused.
 	NUMA *NUMA
 	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
-	// on a VMI (no CPU manager): setting it is refused.
+	// on a VMI (no vCPU pinning): setting it is refused.
 	Realtime *Realtime
 }
 
@@ -127,7 +127,7 @@ type MemoryInstancetype struct {
 	// refused.
 	MaxGuest *resource.Quantity
 	// Hugepages backs the guest's memory with huge pages. Not supported, as
-	// on a VMI (the nodes reserve none): setting it is refused.
+	// on a VMI (no huge-page backing): setting it is refused.
 	Hugepages *Hugepages
 }
 

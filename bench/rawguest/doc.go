@@ -18,6 +18,7 @@
 // the bench is killed), and the namespace, veth and route then go with the
 // last process in it; only a Guest's temporary directory would stay.
 //
-// It imports node/network/netutil, launcher/dhcp and launcher/hypervisor,
-// the platform's own plumbing, and nothing of the bindings or the parts.
+// It imports the platform's own plumbing (launcher/hypervisor,
+// launcher/domain, launcher/dhcp, launcher/kvm, node/network/netutil) and
+// nothing of the bindings (masquerade, bridge) or of the bench's parts.
 package rawguest

@@ -32,6 +32,15 @@ func main() {
 		klog.Flush()
 		os.Exit(code)
 	}
+	if opts.ProbeNode != "" {
+		code := 0
+		if err := opts.WriteNodeFacts(ctx, opts.ProbeNode); err != nil {
+			klog.Background().Error(err, "Probing the node failed")
+			code = 1
+		}
+		klog.Flush()
+		os.Exit(code)
+	}
 	code := opts.Run(ctx)
 	klog.Flush()
 	os.Exit(code)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/internal/capability"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -186,9 +187,12 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 }
 
 // nodeSelector is the VMI's plus the label virt-handler puts on the nodes it
-// runs on: a launcher on a node without a node daemon would never be started.
+// runs on (a launcher on a node without a node daemon would never be
+// started) and the capability labels of what the VMI needs (a node without
+// KVM cannot run a Hyper-V passthrough guest).
 func nodeSelector(vmi *virtv1.VirtualMachineInstance) map[string]string {
-	sel := map[string]string{virtv1.SchedulableNodeLabel: "true"}
+	sel := capability.NodeSelector(&vmi.Spec)
+	sel[virtv1.SchedulableNodeLabel] = "true"
 	for k, v := range vmi.Spec.NodeSelector {
 		sel[k] = v
 	}

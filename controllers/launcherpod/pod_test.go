@@ -408,3 +408,24 @@ func TestNewVolumeNamesKubeVirtAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestNewNodeSelectorCapabilities: a VMI that needs a node capability gets
+// a pod that lands only where a node reports it.
+func TestNewNodeSelectorCapabilities(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Features = &virtv1.Features{HypervPassthrough: &virtv1.HyperVPassthrough{}}
+		v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "default", Model: "igb"}}
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		virtv1.SchedulableNodeLabel:                     "true",
+		"virtualization.kubevirt.io/capability-kvm":     "true",
+		"virtualization.kubevirt.io/capability-nic-igb": "true",
+	}
+	if d := cmp.Diff(want, pod.Spec.NodeSelector); d != "" {
+		t.Errorf("nodeSelector (-want +got):\n%s", d)
+	}
+}

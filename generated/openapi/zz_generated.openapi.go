@@ -18827,7 +18827,7 @@ func schema_virt_apis_virtualization_v1_CPU(ref common.ReferenceCallback) common
 					},
 					"dedicatedCpuPlacement": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own. Refused: the nodes have no CPU manager with the static policy, so there are no CPUs to give a guest exclusively.",
+							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own. Refused: the launcher pins no vCPUs to host CPUs, so there are no CPUs to give a guest exclusively.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -18933,13 +18933,13 @@ func schema_virt_apis_virtualization_v1_CPUInstancetype(ref common.ReferenceCall
 					},
 					"numa": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NUMA maps the guest's NUMA topology onto the host's. Not supported, as on a VMI (no CPU manager): setting it is refused.",
+							Description: "NUMA maps the guest's NUMA topology onto the host's. Not supported, as on a VMI (no vCPU pinning): setting it is refused.",
 							Ref:         ref(virtualizationv1.NUMA{}.OpenAPIModelName()),
 						},
 					},
 					"realtime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Realtime tunes the vCPUs for real-time workloads. Not supported, as on a VMI (no CPU manager): setting it is refused.",
+							Description: "Realtime tunes the vCPUs for real-time workloads. Not supported, as on a VMI (no vCPU pinning): setting it is refused.",
 							Ref:         ref(virtualizationv1.Realtime{}.OpenAPIModelName()),
 						},
 					},
@@ -20592,7 +20592,7 @@ func schema_virt_apis_virtualization_v1_DomainSpec(ref common.ReferenceCallback)
 					},
 					"ioThreadsPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for all), auto (up to two per vCPU, shared round-robin) or supplementalPool (refused: it needs libvirt 10). A disk with dedicatedIOThread gets one of its own whatever the policy.\n\nPossible enum values:\n - `\"auto\"`\n - `\"shared\"`\n - `\"supplementalPool\"`",
+							Description: "IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for all), auto (up to two per vCPU, shared round-robin) or supplementalPool (refused: the launcher maps no disk queues to a pool of I/O threads). A disk with dedicatedIOThread gets one of its own whatever the policy.\n\nPossible enum values:\n - `\"auto\"`\n - `\"shared\"`\n - `\"supplementalPool\"`",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"auto", "shared", "supplementalPool"},
@@ -20612,7 +20612,7 @@ func schema_virt_apis_virtualization_v1_DomainSpec(ref common.ReferenceCallback)
 					},
 					"launchSecurity": {
 						SchemaProps: spec.SchemaProps{
-							Description: "LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel TDX). Refused: it needs those CPUs and KVM, and guests here run under software emulation.",
+							Description: "LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel TDX). Refused: the launcher sets up no confidential guests.",
 							Ref:         ref(virtualizationv1.LaunchSecurity{}.OpenAPIModelName()),
 						},
 					},
@@ -21133,7 +21133,7 @@ func schema_virt_apis_virtualization_v1_Features(ref common.ReferenceCallback) c
 					},
 					"hypervPassthrough": {
 						SchemaProps: spec.SchemaProps{
-							Description: "HypervPassthrough turns on every Hyper-V enlightenment the hypervisor has. Refused: the enlightenments are KVM's, and guests here run under software emulation.",
+							Description: "HypervPassthrough turns on every Hyper-V enlightenment the hypervisor has. The enlightenments are KVM's: such a VMI runs only on a node that reports the capability kvm, and is refused while none does.",
 							Ref:         ref(virtualizationv1.HyperVPassthrough{}.OpenAPIModelName()),
 						},
 					},
@@ -22349,7 +22349,7 @@ func schema_virt_apis_virtualization_v1_Memory(ref common.ReferenceCallback) com
 					},
 					"hugepages": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Hugepages backs the guest's memory with huge pages. Refused: the nodes reserve no huge pages.",
+							Description: "Hugepages backs the guest's memory with huge pages. Refused: the launcher backs no guest memory with huge pages.",
 							Ref:         ref(virtualizationv1.Hugepages{}.OpenAPIModelName()),
 						},
 					},
@@ -22437,7 +22437,7 @@ func schema_virt_apis_virtualization_v1_MemoryInstancetype(ref common.ReferenceC
 					},
 					"hugepages": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Hugepages backs the guest's memory with huge pages. Not supported, as on a VMI (the nodes reserve none): setting it is refused.",
+							Description: "Hugepages backs the guest's memory with huge pages. Not supported, as on a VMI (no huge-page backing): setting it is refused.",
 							Ref:         ref(virtualizationv1.Hugepages{}.OpenAPIModelName()),
 						},
 					},
@@ -26966,7 +26966,7 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstancetypeSpec(ref commo
 					},
 					"ioThreads": {
 						SchemaProps: spec.SchemaProps{
-							Description: "IOThreads sizes the supplementalPool I/O threads policy. Not supported, as on a VMI (libvirt 10 needed): setting it is refused.",
+							Description: "IOThreads sizes the supplementalPool I/O threads policy. Not supported, as on a VMI (no pool of I/O threads): setting it is refused.",
 							Ref:         ref(virtualizationv1.DiskIOThreads{}.OpenAPIModelName()),
 						},
 					},
@@ -28114,7 +28114,7 @@ func schema_virt_apis_virtualization_v1_Watchdog(ref common.ReferenceCallback) c
 					},
 					"diag288": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Diag288 is the s390x watchdog. Refused: the nodes are x86_64.",
+							Description: "Diag288 is the s390x watchdog. Refused: the launcher runs x86_64 guests.",
 							Ref:         ref(virtualizationv1.Diag288Watchdog{}.OpenAPIModelName()),
 						},
 					},
@@ -28142,7 +28142,7 @@ func schema_virt_apis_virtualization_v1_WatchdogDevice(ref common.ReferenceCallb
 					},
 					"diag288": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Diag288 is the s390x watchdog. Refused: the nodes are x86_64.",
+							Description: "Diag288 is the s390x watchdog. Refused: the launcher runs x86_64 guests.",
 							Ref:         ref(virtualizationv1.Diag288Watchdog{}.OpenAPIModelName()),
 						},
 					},

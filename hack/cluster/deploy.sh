@@ -141,6 +141,9 @@ EOF
     t="$(tag_of "${n}")"
     [ -n "${t}" ] && echo "  - {name: localhost/${n}, newTag: \"${t}\"}"
   done
+  # virt-handler's init container runs the launcher image.
+  t="$(tag_of virt-launcher)"
+  [ -n "${t}" ] && echo "  - {name: localhost/virt-launcher, newTag: \"${t}\"}"
   t="$(tag_of virt-etcd)"
   if [ "${mode}" = ha ] && [ -n "${t}" ]; then
     echo "  - {name: localhost/virt-etcd, newTag: \"${t}\"}"

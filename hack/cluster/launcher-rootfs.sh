@@ -8,7 +8,8 @@ set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 SUITE=bookworm
-MIRROR="${VIRT_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The host's Debian mirror (hack/lib/common.sh), or VIRT_DEBIAN_MIRROR.
+MIRROR="$(debian_mirror "${SUITE}" VIRT_DEBIAN_MIRROR)"
 # What the launcher runs: libvirt embedded (qemu:///embed loads the QEMU
 # driver module from libvirt0), the x86 system emulator with its BIOS/iPXE
 # data, OVMF for EFI guests, qemu-img for empty disks, and swtpm with its

@@ -20,3 +20,19 @@ export GOTOOLCHAIN=local
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# debian_mirror SUITE VAR: the Debian mirror for SUITE, VAR's value when set,
+# else the one the host's apt sources use for that suite (apt's index
+# targets). The project names no mirror of its own: on a host whose sources
+# have none for SUITE, VAR must say which to use.
+debian_mirror() {
+  local suite="$1" var="$2" uri
+  if [ -n "${!var:-}" ]; then
+    echo "${!var}"
+    return
+  fi
+  uri="$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
+    awk -v s="${suite}" '$1 == s {print $2; exit}')" || true
+  [ -n "${uri}" ] || die "the host's apt sources name no mirror for Debian ${suite}: set ${var} to the URL of a Debian mirror (e.g. ${var}=http://<mirror>/debian)"
+  echo "${uri}"
+}

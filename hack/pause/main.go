@@ -1,6 +1,6 @@
 // Command pause is the sandbox container of the local cluster's pods: it
 // holds the pod's namespaces, reaps the zombies of a shared PID namespace
-// and exits on SIGINT or SIGTERM, like registry.k8s.io/pause, which cannot
+// and exits on SIGINT or SIGTERM, like Kubernetes' pause image, which cannot
 // be pulled here. hack/cluster/images.sh builds it static into
 // localhost/pause:dev, containerd's sandbox image.
 package main

@@ -3,6 +3,7 @@ package boundary
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,11 @@ type rule struct {
 	// transitive: the rule holds for every dependency, not only for the
 	// direct imports of the packages and their tests.
 	transitive bool
+	// only turns the rule around ("Only X imports it"): covers are then
+	// the packages guarded, and only these may import them; "tests" means
+	// _test.go files, packages under test/ and test-support packages
+	// (named ...test, like net/http/httptest).
+	only []string
 }
 
 // clients are the packages that talk to an API server.
@@ -60,6 +66,7 @@ var rules = []rule{
 	{doc: "internal/vmipod", covers: []string{"internal/vmipod"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/testpki", covers: []string{"internal/testpki"}, forbid: []string{"controllers/...", "node/..."}},
 	{doc: "internal/ownership", covers: []string{"internal/ownership/..."}, forbid: []string{"controllers/...", "node/..."}},
+	{doc: "internal/capability", covers: []string{"internal/capability"}, forbid: append([]string{"controllers/...", "node/..."}, clients...)},
 	{doc: "internal/servingcert", covers: []string{"internal/servingcert"}, forbid: append([]string{"controllers/...", "node/...", "apiserver/..."}, clients...)},
 	{doc: "controllers/certificate", covers: []string{"controllers/certificate"}, forbid: []string{"node/...", "apiserver/..."}},
 
@@ -67,6 +74,7 @@ var rules = []rule{
 	{doc: "launcher/api/v1", covers: []string{"launcher/api/v1"}, forbid: []string{"libvirt.org/...", "launcher/..."},
 		allow: []string{"launcher/api/v1"}, transitive: true},
 	{doc: "launcher/layout", covers: []string{"launcher/layout"}, forbid: platform},
+	{doc: "launcher/hypervisor", covers: []string{"libvirt.org/go/libvirt"}, only: []string{"launcher/hypervisor"}},
 	{doc: "launcher/kvm", covers: []string{"launcher/kvm"}, forbid: []string{"libvirt.org/go/libvirt"}, transitive: true},
 	{doc: "launcher/domain", covers: []string{"launcher/domain"}, forbid: []string{"libvirt.org/go/libvirt"}, transitive: true},
 	{doc: "launcher/hypervisor", covers: []string{"launcher/hypervisor"}, forbid: []string{"apis/..."}},
@@ -81,8 +89,16 @@ var rules = []rule{
 	{doc: "launcher/supervisor", covers: []string{"launcher/supervisor"}, forbid: []string{"libvirt.org/go/libvirt"}},
 	{doc: "node/network/netutil", covers: []string{"node/network/netutil"},
 		forbid: []string{"node/network/masquerade", "node/network/bridge", "apis/..."}},
+	{doc: "node/network/bridge", covers: []string{"node/network/bridge"}, forbid: []string{"node/..."},
+		allow: []string{"node/network", "node/network/netutil", "node/network/internal/..."}},
+	{doc: "node/network/masquerade", covers: []string{"node/network/masquerade"}, forbid: []string{"node/..."},
+		allow: []string{"node/network", "node/network/netutil", "node/network/internal/..."}},
+	{doc: "node/fakelauncher", covers: []string{"node/fakelauncher"}, only: []string{"tests"}},
+	{doc: "internal/testpki", covers: []string{"internal/testpki"}, only: []string{"tests"}},
 
 	// The API and its storage know no clients.
+	{doc: "apis/virtualization", covers: []string{"apis/virtualization"},
+		only: []string{"apis/...", "apiserver/...", "internal/instancetype", "bench/webhook", "tests"}},
 	{doc: "apis/virtualization/validation", covers: []string{"apis/virtualization/validation"},
 		forbid: append([]string{"apiserver/..."}, clients...)},
 	{doc: "apiserver/registry/virtualmachineinstance", covers: []string{"apiserver/registry/virtualmachineinstance"},
@@ -115,35 +131,64 @@ var rules = []rule{
 	// KubeVirt's manifests and what the platform does with them, for any test.
 	{doc: "test/compat", covers: []string{"test/compat"}, forbid: platform},
 
+	// What the tests send and how they load the cluster stand apart from
+	// the components.
+	{doc: "test/badinput", covers: []string{"test/badinput"}, forbid: platform, allow: []string{"apis/..."}},
+	{doc: "test/reliability/load", covers: []string{"test/reliability/load"}, forbid: append([]string{"test/e2e/..."}, platform...),
+		allow: []string{"apis/virtualization/v1", "generated/clientset/..."}},
+
+	// The benchmarks (bench/, a module of its own) measure the platform
+	// from outside, reusing only its plumbing.
+	{doc: "bench/webhook", covers: []string{"bench/webhook"}, forbid: platform, allow: []string{"apis/..."}},
+	{doc: "bench/rawguest", covers: []string{"bench/rawguest"},
+		forbid: []string{"node/network/masquerade", "node/network/bridge", "bench/..."}},
+	{doc: "bench/console", covers: []string{"bench/console"}, forbid: []string{"node/..."}, allow: []string{"node/podfs"}},
+
 	// The end-to-end tests see the platform as a user does.
 	{doc: "test/e2e/framework", covers: []string{"test/e2e/framework"},
 		forbid: []string{"controllers/...", "node/...", "launcher/...", "apiserver/...", "internal/..."},
 		allow:  []string{"launcher/layout", "launcher/domain"}},
 }
 
-// stated finds the sentences of a doc.go that state an import rule.
-var stated = regexp.MustCompile(`(?i)(must not|never|does not) import|imports? nothing|import neither|imports only|imports none`)
+// stated finds the sentences of a doc.go that state an import rule: what a
+// package must not import ("must not import", "imports nothing of",
+// "imports X only, never Y", "imports X; nothing of Y") and who alone may
+// import it ("Only X imports it", "the only package that imports X").
+var stated = regexp.MustCompile(`(?i)(must not|never|does not) import|imports? nothing|import neither|imports only|imports none|` +
+	`\bonly\b[^.;]{0,250} imports? it\b|the only package\b[^.;]* imports\b|` +
+	`\bimports?\b[^.;]{0,80}\bonly, never\b|\bimports?\b[^.]{0,200}\bnothing of\b`)
 
 type pkg struct {
 	path    string // module-relative
 	imports []string
-	deps    []string
+	// testImports are the imports of its _test.go files alone.
+	testImports []string
+	deps        []string
 }
 
 func TestImportRules(t *testing.T) {
 	touchSources(t)
 	pkgs := list(t)
+	if _, ok := pkgs["bench/webhook"]; !ok {
+		t.Fatal("go list did not reach bench/, the benchmarks' module")
+	}
 	for _, r := range rules {
+		if r.only != nil {
+			for _, v := range importerViolations(r, pkgs) {
+				t.Error(v)
+			}
+			continue
+		}
 		for _, p := range pkgs {
 			if !matchesAny(module+p.path, r.covers) {
 				continue
 			}
-			imports := p.imports
+			imports := slices.Concat(p.imports, p.testImports)
 			if r.transitive {
 				imports = p.deps
 			}
 			for _, imp := range imports {
-				if forbidden(imp, r) {
+				if imp != module+p.path && forbidden(imp, r) {
 					t.Errorf("%s imports %s, which %s/doc.go forbids", p.path, imp, r.doc)
 				}
 			}
@@ -151,21 +196,101 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// importerViolations holds an "Only X imports it" rule: every package that
+// imports one the rule covers must be one of X.
+func importerViolations(r rule, pkgs map[string]pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		if matchesAny(module+p.path, r.covers) || matchesAny(module+p.path, r.only) {
+			continue
+		}
+		imports := p.imports
+		if slices.Contains(r.only, "tests") {
+			if isTestSupport(p.path) {
+				continue
+			}
+		} else {
+			imports = slices.Concat(p.imports, p.testImports)
+		}
+		for _, imp := range imports {
+			if matchesAny(imp, r.covers) {
+				out = append(out, fmt.Sprintf("%s imports %s, which %s/doc.go lets only %s import", p.path, imp, r.doc, strings.Join(r.only, ", ")))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestImporterRuleCatches proves an "Only X imports it" row finds a
+// stranger, tells a test from code, and lets X through.
+func TestImporterRuleCatches(t *testing.T) {
+	r := rule{doc: "apis/virtualization", covers: []string{"apis/virtualization"}, only: []string{"apiserver/...", "tests"}}
+	internal := module + "apis/virtualization"
+	pkgs := map[string]pkg{
+		"apiserver/registry/x":  {path: "apiserver/registry/x", imports: []string{internal}},
+		"internal/instancetype": {path: "internal/instancetype", imports: []string{internal}},
+		"node/vmi":              {path: "node/vmi", testImports: []string{internal}},
+		"node/vmi/vmitest":      {path: "node/vmi/vmitest", imports: []string{internal}},
+		"test/e2e":              {path: "test/e2e", imports: []string{internal}},
+		"bench/webhook":         {path: "bench/webhook", imports: []string{internal + "/v1", internal + "/validation"}},
+	}
+	got := importerViolations(r, pkgs)
+	want := []string{"internal/instancetype imports " + internal + ", which apis/virtualization/doc.go lets only apiserver/..., tests import"}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	r.only = []string{"apiserver/..."}
+	if got := importerViolations(r, pkgs); len(got) != 4 {
+		t.Errorf("without tests allowed, want the code, the test, the test-support package and test/e2e refused, got %q", got)
+	}
+}
+
+// isTestSupport: packages under test/ and those named ...test exist for
+// tests only.
+func isTestSupport(path string) bool {
+	return path == "test" || strings.HasPrefix(path, "test/") || strings.HasSuffix(filepath.Base(path), "test")
+}
+
 // TestEveryStatedRuleIsChecked keeps the table and the doc.go files saying
 // the same: a doc.go that states an import rule has a row, a row has a
 // doc.go that states it.
 func TestEveryStatedRuleIsChecked(t *testing.T) {
-	root := moduleRoot(t)
+	docs := statedRules(t)
 	inTable := map[string]bool{}
 	for _, r := range rules {
 		inTable[r.doc] = true
 	}
+	for rel, sentences := range docs {
+		if (len(sentences) > 0) != inTable[rel] {
+			if inTable[rel] {
+				t.Errorf("the table checks an import rule for %s, but its doc.go states none", rel)
+			} else {
+				t.Errorf("%s/doc.go states an import rule the table does not check: %q", rel, sentences)
+			}
+		}
+		delete(inTable, rel)
+	}
+	for doc := range inTable {
+		t.Errorf("the table names %s, which has no doc.go", doc)
+	}
+}
+
+// statedRules reads every doc.go of the project's own modules: by package
+// (module-relative), the sentences that state an import rule, none for a
+// doc.go that states no rule.
+func statedRules(t *testing.T) map[string][]string {
+	t.Helper()
+	root := moduleRoot(t)
+	docs := map[string][]string{}
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "hack" || d.Name() == "bench" || strings.HasPrefix(d.Name(), ".") && path != root) {
-			return filepath.SkipDir // other modules, and no packages
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root ||
+			strings.HasPrefix(rel, "hack/") && !strings.HasPrefix(rel, "hack/mkimage")) {
+			return filepath.SkipDir // no packages of ours
 		}
 		if d.Name() != "doc.go" {
 			return nil
@@ -174,27 +299,52 @@ func TestEveryStatedRuleIsChecked(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.Dir(rel)
 		if rel == "internal/boundary" {
 			return nil // this package's doc.go quotes the rules it checks
 		}
-		raw = prose(raw)
-		if stated.Match(raw) != inTable[rel] {
-			if inTable[rel] {
-				t.Errorf("the table checks an import rule for %s, but its doc.go states none", rel)
-			} else {
-				t.Errorf("%s/doc.go states an import rule the table does not check: %q", rel, stated.Find(raw))
+		docs[rel] = nil
+		for _, s := range sentences(string(prose(docComment(raw)))) {
+			if stated.MatchString(s) {
+				docs[rel] = append(docs[rel], s)
 			}
 		}
-		delete(inTable, rel)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for doc := range inTable {
-		t.Errorf("the table names %s, which has no doc.go", doc)
+	if _, ok := docs["bench/webhook"]; !ok {
+		t.Fatal("found no doc.go in bench/")
 	}
+	return docs
+}
+
+// docComment is the comment lines of a doc.go without code generators'
+// tags (// +k8s:...).
+func docComment(src []byte) []byte {
+	var lines []string
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "//") && !strings.HasPrefix(line, "// +") {
+			lines = append(lines, line)
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// sentences splits prose at a full stop followed by a space and a letter.
+func sentences(prose string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+2 < len(prose); i++ {
+		c := prose[i+2] | 0x20
+		if prose[i] == '.' && prose[i+1] == ' ' && c >= 'a' && c <= 'z' {
+			out = append(out, prose[start:i+1])
+			start = i + 2
+		}
+	}
+	return append(out, prose[start:])
 }
 
 // prose is a doc comment as one line of words, so a rule broken across
@@ -243,32 +393,41 @@ func isStd(path string) bool {
 	return !strings.Contains(first, ".")
 }
 
-// list runs go list over the module once: each package's direct imports
-// (with its tests') and its transitive dependencies.
+// modules are the project's Go modules of its own code: the platform, the
+// benchmarks and the image builder (hack/etcd, hack/coredns and hack/kube
+// only build upstream binaries).
+var modules = []string{".", "bench", "hack/mkimage"}
+
+// list runs go list over each module once: each package's direct imports
+// (its own and its tests') and its transitive dependencies.
 func list(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f",
-		"{{.ImportPath}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}\t{{join .Deps \" \"}}", "./...")
-	cmd.Dir = moduleRoot(t)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
-	}
 	pkgs := map[string]pkg{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 3 {
-			t.Fatalf("go list: unexpected line %q", sc.Text())
+	for _, dir := range modules {
+		cmd := exec.Command("go", "list", "-f",
+			"{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}\t{{join .Deps \" \"}}", "./...")
+		cmd.Dir = filepath.Join(moduleRoot(t), dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v\n%s", dir, err, stderr.String())
 		}
-		rel, _ := strings.CutPrefix(f[0], module)
-		pkgs[rel] = pkg{path: rel, imports: strings.Fields(f[1]), deps: strings.Fields(f[2])}
-	}
-	if len(pkgs) < 20 {
-		t.Fatalf("go list found %d packages: not this module", len(pkgs))
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		n := 0
+		for sc.Scan() {
+			f := strings.Split(sc.Text(), "\t")
+			if len(f) != 4 {
+				t.Fatalf("go list: unexpected line %q", sc.Text())
+			}
+			rel, _ := strings.CutPrefix(f[0], module)
+			pkgs[rel] = pkg{path: rel, imports: strings.Fields(f[1]), testImports: strings.Fields(f[2]), deps: strings.Fields(f[3])}
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("go list found %d packages in %s: not this project", n, dir)
+		}
 	}
 	return pkgs
 }

@@ -3,5 +3,5 @@
 // extended key usage each), and writes them as the ca.crt, tls.crt, tls.key
 // directory a kubernetes.io/tls Secret is mounted as.
 //
-// Only tests import it. It must not import controllers/ or node/.
+// Only tests and test-support packages (named like httptest) import it. It must not import controllers/ or node/.
 package testpki

@@ -152,6 +152,9 @@ func TestConvertGolden(t *testing.T) {
 		}},
 		{name: "features-tcg", mutate: kubevirtFeatures},
 		{name: "features-kvm", host: func(h *Host) { h.Type = TypeKVM }, mutate: kubevirtFeatures},
+		{name: "hyperv-passthrough-kvm", host: func(h *Host) { h.Type = TypeKVM }, mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Features = &virtv1.Features{HypervPassthrough: &virtv1.HyperVPassthrough{Enabled: ptr.To(true)}}
+		}},
 		{name: "features-off", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Features = &virtv1.Features{
 				ACPI: virtv1.FeatureState{Enabled: ptr.To(false)}, APIC: &virtv1.FeatureAPIC{Enabled: ptr.To(false)},

@@ -48,6 +48,11 @@ func setFeatures(d *libvirtxml.Domain, f *virtv1.Features, host Host) {
 	if h := f.Hyperv; h != nil && kvm {
 		d.Features.HyperV = hyperv(h)
 	}
+	// Passthrough needs KVM (a node capability: such a VMI's pod lands only
+	// where it is reported); it replaces the list.
+	if p := f.HypervPassthrough; p != nil && enabled(p.Enabled) && kvm {
+		d.Features.HyperV = &libvirtxml.DomainFeatureHyperV{Mode: "passthrough"}
+	}
 }
 
 // hyperv converts the Hyper-V enlightenments; an unlisted one is left to

@@ -46,6 +46,15 @@ const (
 	// it is on the node or shared between pods.
 	CapabilitiesSeedDir = "/usr/share/virt-launcher/capabilities-seed"
 
+	// NodeFactsFile is where virt-handler's init container, the launcher
+	// image run with --probe-node, writes what this node's hypervisor says
+	// of itself (an InfoResponse as JSON), in an emptyDir of virt-handler's
+	// pod that the handler mounts read-only and labels its Node from
+	// (node/nodelabel). No launcher pod sees it.
+	NodeFactsFile = "/var/run/virt-capabilities/facts.json"
+	// NodeFactsMaxBytes bounds what the handler reads of NodeFactsFile.
+	NodeFactsMaxBytes = 64 << 10
+
 	// SecretDirRoot is the parent of the mounts of cloud-init secrets: the
 	// secretRef of volume V at UserDataSecretDir and its
 	// networkDataSecretRef at NetworkDataSecretDir, each holding the

@@ -32,6 +32,7 @@ import (
 	"kubevirt.dev/virt/node/network"
 	"kubevirt.dev/virt/node/network/bridge"
 	"kubevirt.dev/virt/node/network/masquerade"
+	"kubevirt.dev/virt/node/nodelabel"
 	"kubevirt.dev/virt/node/virtualmachineinstance"
 )
 
@@ -76,6 +77,15 @@ func Run(ctx context.Context, o *Options) error {
 
 	mon := monitor.DefaultConfig
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
+	// What the init container probed becomes the Node's capabilities;
+	// never what a launcher in a tenant's pod says.
+	if facts, err := nodelabel.ReadFacts(o.NodeFactsFile); err != nil {
+		logger.Error(err, "No node facts: the Node's capabilities stay unreported", "file", o.NodeFactsFile)
+	} else {
+		reporter := nodelabel.New(kube, o.NodeName)
+		reporter.Observe(facts)
+		go reporter.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "capabilities")))
+	}
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
 		NodeName:         o.NodeName,
 		PodFiles:         o.podFiles(),

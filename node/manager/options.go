@@ -50,6 +50,9 @@ type Options struct {
 	// here: the tun device plugin registers through its kubelet.sock and
 	// serves beside it.
 	DevicePluginDir string
+	// NodeFactsFile is what the init container probed (virt-launcher
+	// --probe-node); the Node's capability labels come from it.
+	NodeFactsFile string
 	// TunDevices is how many launcher pods of the node may hold
 	// /dev/net/tun (layout.TunResourceName) at once; 0: the device plugin
 	// does not run.
@@ -99,6 +102,7 @@ func NewOptions() *Options {
 		LauncherUnreachableAfter: time.Minute,
 		LauncherRunAsUser:        layout.DefaultRunAsUser,
 		DevicePluginDir:          deviceplugin.KubeletDir,
+		NodeFactsFile:            layout.NodeFactsFile,
 		TunDevices:               DefaultTunDevices,
 		BindAddress:              ":8186",
 		GuestAccessAddress:       ":8187",
@@ -136,6 +140,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"a launcher silent for this long gets a warning event; a VMI being deleted is then released without a confirmed shutdown")
 	fs.Int64Var(&o.LauncherRunAsUser, "launcher-run-as-user", o.LauncherRunAsUser,
 		"UID and GID of the launchers (as virt-controller's flag), the only user whose sockets in launcher pods the handler dials; -1: the launcher image's user, and any socket owner but root is accepted; 0 is refused")
+	fs.StringVar(&o.NodeFactsFile, "node-facts-file", o.NodeFactsFile,
+		"the node's hypervisor facts written by the init container (virt-launcher --probe-node); the Node's capability labels come from it")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir,
 		"the kubelet's device-plugin directory as seen by this process (kubelet.sock; the tun device plugin's socket is made there)")
 	fs.IntVar(&o.TunDevices, "tun-devices", o.TunDevices,

@@ -20,6 +20,11 @@
 // what the server answers to each; test/integration/apiserver's
 // TestCorpora holds the server to it, so that a new refusal fails.
 //
+// The manifests are KubeVirt's as its users write them, but for the
+// registry in their image references, registry.example (RFC 2606): the
+// platform never pulls them, and the project names no registry's host
+// (internal/boundary's TestNoRegistryHost).
+//
 // It owns the manifests and their expectations; it must not import the
 // platform's packages, so that any test can use it.
 package compat

@@ -39,6 +39,9 @@ type Manifest struct {
 	Refusals []Refusal
 	// Warnings are substrings of the API warnings the create must return.
 	Warnings []string
+	// Needs are the node capabilities (internal/capability) an accepted
+	// manifest needs: the API takes it only when a Ready node reports them.
+	Needs []string
 }
 
 // Refusal is one field error of a refused manifest.
@@ -68,6 +71,7 @@ func (m Manifest) Moved() []byte {
 //	# expect: refused
 //	# refused: <field path>: <part of the message>
 //	# warning: <part of a warning>
+//	# needs: <node capability>
 func Manifests() ([]Manifest, error) {
 	files, err := testdata.ReadDir("testdata")
 	if err != nil {
@@ -114,6 +118,8 @@ func parse(name string, data []byte) (Manifest, error) {
 			m.Refusals = append(m.Refusals, Refusal{Path: p, Message: msg})
 		case "warning":
 			m.Warnings = append(m.Warnings, value)
+		case "needs":
+			m.Needs = append(m.Needs, value)
 		}
 	}
 	switch {

@@ -1,8 +1,8 @@
 // Package v1 holds the wire types of virtualization.kubevirt.io/v1, their
 // defaults and field-label conversions. JSON names and meanings follow
 // KubeVirt's kubevirt.io/v1 so a KubeVirt manifest moves over by changing its
-// apiVersion. Clients import this package; only the apiserver imports the
-// internal package beside it.
+// apiVersion. Clients use this package, not the internal one beside it
+// (whose doc.go says who may).
 //
 // +k8s:deepcopy-gen=package
 // +k8s:conversion-gen=kubevirt.dev/virt/apis/virtualization

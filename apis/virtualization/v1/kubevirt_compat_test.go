@@ -56,7 +56,7 @@ func TestKubeVirtManifestsDecode(t *testing.T) {
 		equal(t, s.Domain.Devices.Watchdog.I6300ESB.Action, virtv1.WatchdogActionPoweroff)
 		equal(t, s.Domain.Memory.Guest.String(), "1Gi")
 		equal(t, s.Domain.Resources.Requests.Memory().String(), "1024M")
-		equal(t, s.Volumes[0].ContainerDisk.Image, "quay.io/containerdisks/fedora:40")
+		equal(t, s.Volumes[0].ContainerDisk.Image, "registry.example/containerdisks/fedora:40")
 		equal(t, s.Volumes[1].CloudInitNoCloud.NetworkData != "", true)
 		equal(t, s.Volumes[2].PersistentVolumeClaim.ClaimName, "fedora-iso")
 		equal(t, s.Volumes[3].EmptyDisk.Capacity.String(), "2Gi")

@@ -124,7 +124,7 @@ type WatchdogDevice struct {
 	// I6300ESB is an Intel 6300ESB watchdog.
 	// +optional
 	I6300ESB *I6300ESBWatchdog `json:"i6300esb,omitempty" protobuf:"bytes,1,opt,name=i6300esb"`
-	// Diag288 is the s390x watchdog. Refused: the nodes are x86_64.
+	// Diag288 is the s390x watchdog. Refused: the launcher runs x86_64 guests.
 	// +optional
 	Diag288 *Diag288Watchdog `json:"diag288,omitempty" protobuf:"bytes,2,opt,name=diag288"`
 }

@@ -38,7 +38,7 @@ type DomainSpec struct {
 	Features *Features `json:"features,omitempty" protobuf:"bytes,8,opt,name=features"`
 	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
 	// all), auto (up to two per vCPU, shared round-robin) or
-	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// supplementalPool (refused: the launcher maps no disk queues to a pool of I/O threads). A disk with
 	// dedicatedIOThread gets one of its own whatever the policy.
 	// +optional
 	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty" protobuf:"bytes,9,opt,name=ioThreadsPolicy,casttype=IOThreadsPolicy"`
@@ -50,8 +50,7 @@ type DomainSpec struct {
 	// +optional
 	Chassis *Chassis `json:"chassis,omitempty" protobuf:"bytes,11,opt,name=chassis"`
 	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
-	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
-	// software emulation.
+	// TDX). Refused: the launcher sets up no confidential guests.
 	// +optional
 	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty" protobuf:"bytes,12,opt,name=launchSecurity"`
 	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
@@ -133,8 +132,8 @@ type CPU struct {
 	// +listMapKey=name
 	Features []CPUFeature `json:"features,omitempty" protobuf:"bytes,6,rep,name=features"`
 	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
-	// Refused: the nodes have no CPU manager with the static policy, so
-	// there are no CPUs to give a guest exclusively.
+	// Refused: the launcher pins no vCPUs to host CPUs, so there are no
+	// CPUs to give a guest exclusively.
 	// +optional
 	DedicatedCPUPlacement bool `json:"dedicatedCpuPlacement,omitempty" protobuf:"varint,7,opt,name=dedicatedCpuPlacement"`
 	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
@@ -199,7 +198,7 @@ type Memory struct {
 	// +optional
 	Guest *resource.Quantity `json:"guest,omitempty" protobuf:"bytes,1,opt,name=guest"`
 	// Hugepages backs the guest's memory with huge pages. Refused: the
-	// nodes reserve no huge pages.
+	// launcher backs no guest memory with huge pages.
 	// +optional
 	Hugepages *Hugepages `json:"hugepages,omitempty" protobuf:"bytes,2,opt,name=hugepages"`
 	// MaxGuest is the most memory hotplug may grow the guest to. Refused:

@@ -17,8 +17,8 @@ type Features struct {
 	// +optional
 	APIC *FeatureAPIC `json:"apic,omitempty" protobuf:"bytes,2,opt,name=apic"`
 	// HypervPassthrough turns on every Hyper-V enlightenment the hypervisor
-	// has. Refused: the enlightenments are KVM's, and guests here run
-	// under software emulation.
+	// has. The enlightenments are KVM's: such a VMI runs only on a node
+	// that reports the capability kvm, and is refused while none does.
 	// +optional
 	HypervPassthrough *HyperVPassthrough `json:"hypervPassthrough,omitempty" protobuf:"bytes,3,opt,name=hypervPassthrough"`
 	// Hyperv turns single Hyper-V enlightenments on, for Windows guests.

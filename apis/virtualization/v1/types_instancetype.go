@@ -96,7 +96,7 @@ type VirtualMachineInstancetypeSpec struct {
 	// +listType=atomic
 	HostDevices []HostDevice `json:"hostDevices,omitempty" protobuf:"bytes,8,rep,name=hostDevices"`
 	// IOThreads sizes the supplementalPool I/O threads policy. Not
-	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	// supported, as on a VMI (no pool of I/O threads): setting it is refused.
 	// +optional
 	IOThreads *DiskIOThreads `json:"ioThreads,omitempty" protobuf:"bytes,9,opt,name=ioThreads"`
 	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
@@ -127,11 +127,11 @@ type CPUInstancetype struct {
 	// +optional
 	MaxSockets *uint32 `json:"maxSockets,omitempty" protobuf:"varint,5,opt,name=maxSockets"`
 	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
-	// as on a VMI (no CPU manager): setting it is refused.
+	// as on a VMI (no vCPU pinning): setting it is refused.
 	// +optional
 	NUMA *NUMA `json:"numa,omitempty" protobuf:"bytes,6,opt,name=numa"`
 	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
-	// on a VMI (no CPU manager): setting it is refused.
+	// on a VMI (no vCPU pinning): setting it is refused.
 	// +optional
 	Realtime *Realtime `json:"realtime,omitempty" protobuf:"bytes,7,opt,name=realtime"`
 }
@@ -152,7 +152,7 @@ type MemoryInstancetype struct {
 	// +optional
 	MaxGuest *resource.Quantity `json:"maxGuest,omitempty" protobuf:"bytes,3,opt,name=maxGuest"`
 	// Hugepages backs the guest's memory with huge pages. Not supported, as
-	// on a VMI (the nodes reserve none): setting it is refused.
+	// on a VMI (no huge-page backing): setting it is refused.
 	// +optional
 	Hugepages *Hugepages `json:"hugepages,omitempty" protobuf:"bytes,4,opt,name=hugepages"`
 }

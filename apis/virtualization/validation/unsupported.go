@@ -8,10 +8,12 @@ import (
 
 // The KubeVirt fields this platform accepts in its schema and refuses here,
 // because the platform lacks what they need (a device plugin, CDI, live
-// migration, KVM, ...). Each refusal is a 422 at the field's path saying
-// what is missing, so that a KubeVirt manifest fails with a reason, never
-// with "unknown field". What the platform could do but does not do yet is
-// in notimplemented.go.
+// migration, ...). Each refusal is a 422 at the field's path saying what is
+// missing, so that a KubeVirt manifest fails with a reason, never with
+// "unknown field". What the platform could do but does not do yet is in
+// notimplemented.go. What only some nodes can run (KVM, a newer QEMU) is no
+// literal here: the nodes report it and virt-apiserver checks a VMI against
+// their reports (internal/capability).
 
 // unsupported refuses a field: what names the feature with its verb ("GPUs
 // are"), why says what the platform lacks for it.
@@ -23,15 +25,15 @@ func unsupported(p *field.Path, what, why string) *field.Error {
 const (
 	whyNoDevicePlugin   = "this platform has no device plugin or DRA driver for them"
 	whyNoDRA            = "this platform has no Dynamic Resource Allocation (DRA) drivers"
-	whyNoCPUManager     = "the nodes run no CPU manager with the static policy, so there are no host CPUs to dedicate to a guest"
+	whyNoCPUManager     = "the launcher pins no vCPUs to host CPUs (it would need the kubelet's static CPU manager policy and exclusive CPUs for the pod)"
 	whyNoLiveMigration  = "this platform has no live migration"
 	whyNoHotplug        = "this platform does not hotplug devices, CPUs or memory into a running guest"
 	whyNoCDI            = "the Containerized Data Importer (CDI) is not installed with this platform; create a PersistentVolumeClaim and use a persistentVolumeClaim volume"
 	whyLibvirtAddresses = "libvirt places the devices of a guest here; remove the address"
 	whyRemovedBinding   = "KubeVirt removed this binding in v1.3; use masquerade or bridge"
-	whyNoHugepages      = "the nodes reserve no huge pages"
-	whyNoLaunchSecurity = "it needs those CPUs and KVM, and the guests here run under software emulation (QEMU TCG)"
-	whyNoIOThreadsPool  = "it needs libvirt 10 (the nodes have 9.0)"
+	whyNoHugepages      = "the launcher pod requests no huge pages and the launcher backs no guest memory with them"
+	whyNoLaunchSecurity = "the launcher sets up no confidential guests"
+	whyNoIOThreadsPool  = "the launcher maps no disk queues to a pool of I/O threads"
 )
 
 // validateUnsupportedSpec refuses the VMI spec's fields the platform cannot
@@ -47,7 +49,7 @@ func validateUnsupportedSpec(spec *virtualization.VirtualMachineInstanceSpec, fl
 		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy External is", "no component of this platform handles an external eviction; use None"))
 	}
 	if a := spec.Architecture; a != "" && a != ArchitectureAMD64 {
-		add(unsupported(fldPath.Child("architecture"), "architecture "+a+" is", "the nodes are x86_64; use amd64 or leave it empty"))
+		add(unsupported(fldPath.Child("architecture"), "architecture "+a+" is", "the launcher image has QEMU's x86_64 emulator only; use amd64 or leave it empty"))
 	}
 	if len(spec.ResourceClaims) > 0 {
 		add(unsupported(fldPath.Child("resourceClaims"), "resource claims are", whyNoDRA))
@@ -110,9 +112,6 @@ func validateUnsupportedDomain(d *virtualization.DomainSpec, fldPath *field.Path
 	if ls := d.LaunchSecurity; ls != nil {
 		add(unsupported(fldPath.Child("launchSecurity"), "launch security (SEV, SEV-SNP, TDX) is", whyNoLaunchSecurity))
 	}
-	if f := d.Features; f != nil && f.HypervPassthrough != nil && (f.HypervPassthrough.Enabled == nil || *f.HypervPassthrough.Enabled) {
-		add(unsupported(fldPath.Child("features", "hypervPassthrough"), "Hyper-V passthrough is", "it passes through KVM's Hyper-V enlightenments, and the guests here run under software emulation (QEMU TCG); list the enlightenments under features.hyperv instead"))
-	}
 	if p := d.IOThreadsPolicy; p != nil && *p == virtualization.IOThreadsPolicySupplementalPool {
 		add(unsupported(fldPath.Child("ioThreadsPolicy"), "the supplementalPool I/O threads policy is", whyNoIOThreadsPool+"; use shared or auto"))
 	}
@@ -139,13 +138,13 @@ func validateUnsupportedDevices(dev *virtualization.Devices, fldPath *field.Path
 		add(unsupported(fldPath.Child("clientPassthrough"), "USB redirection is", "no client connection of this platform carries it"))
 	}
 	if b := dev.AutoattachVSOCK; b != nil && *b {
-		add(unsupported(fldPath.Child("autoattachVSOCK"), "VSOCK is", "the nodes allocate no VSOCK context IDs"))
+		add(unsupported(fldPath.Child("autoattachVSOCK"), "VSOCK is", "virt-handler allocates no VSOCK context IDs"))
 	}
 	if b := dev.NetworkInterfaceMultiQueue; b != nil && *b {
 		add(unsupported(fldPath.Child("networkInterfaceMultiqueue"), "multi-queue NICs are", "the taps virt-handler prepares in the launcher pod are single-queue"))
 	}
 	if w := dev.Watchdog; w != nil && w.Diag288 != nil {
-		add(unsupported(fldPath.Child("watchdog", "diag288"), "the diag288 watchdog is", "it is an s390x device and the nodes are x86_64; use i6300esb"))
+		add(unsupported(fldPath.Child("watchdog", "diag288"), "the diag288 watchdog is", "it is an s390x device and the launcher runs x86_64 guests; use i6300esb"))
 	}
 	for i, d := range dev.Disks {
 		p := fldPath.Child("disks").Index(i)
@@ -169,9 +168,6 @@ func validateUnsupportedDevices(dev *virtualization.Devices, fldPath *field.Path
 		}
 		if iface.State == virtualization.InterfaceStateAbsent {
 			add(unsupported(p.Child("state"), "state absent (hot-unplug) is", whyNoHotplug))
-		}
-		if iface.Model == "igb" {
-			add(unsupported(p.Child("model"), "the igb model is", "the nodes' QEMU (7.2) has no igb; use e1000e or virtio"))
 		}
 		if iface.DeprecatedSlirp != nil {
 			add(unsupported(p.Child("slirp"), "the slirp binding is", whyRemovedBinding))

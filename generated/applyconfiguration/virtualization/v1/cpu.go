@@ -41,8 +41,8 @@ type CPUApplyConfiguration struct {
 	// Features adds or removes single CPU features on top of the model.
 	Features []CPUFeatureApplyConfiguration `json:"features,omitempty"`
 	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
-	// Refused: the nodes have no CPU manager with the static policy, so
-	// there are no CPUs to give a guest exclusively.
+	// Refused: the launcher pins no vCPUs to host CPUs, so there are no
+	// CPUs to give a guest exclusively.
 	DedicatedCPUPlacement *bool `json:"dedicatedCpuPlacement,omitempty"`
 	// NUMA shapes the guest's NUMA topology after the pinned host CPUs.
 	// Refused with dedicatedCpuPlacement.

@@ -39,10 +39,10 @@ type CPUInstancetypeApplyConfiguration struct {
 	// supported: this platform has no CPU hotplug, so setting it is refused.
 	MaxSockets *uint32 `json:"maxSockets,omitempty"`
 	// NUMA maps the guest's NUMA topology onto the host's. Not supported,
-	// as on a VMI (no CPU manager): setting it is refused.
+	// as on a VMI (no vCPU pinning): setting it is refused.
 	NUMA *NUMAApplyConfiguration `json:"numa,omitempty"`
 	// Realtime tunes the vCPUs for real-time workloads. Not supported, as
-	// on a VMI (no CPU manager): setting it is refused.
+	// on a VMI (no vCPU pinning): setting it is refused.
 	Realtime *RealtimeApplyConfiguration `json:"realtime,omitempty"`
 }
 

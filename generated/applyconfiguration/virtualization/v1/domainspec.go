@@ -50,7 +50,7 @@ type DomainSpecApplyConfiguration struct {
 	Features *FeaturesApplyConfiguration `json:"features,omitempty"`
 	// IOThreadsPolicy gives virtio disks QEMU I/O threads: shared (one for
 	// all), auto (up to two per vCPU, shared round-robin) or
-	// supplementalPool (refused: it needs libvirt 10). A disk with
+	// supplementalPool (refused: the launcher maps no disk queues to a pool of I/O threads). A disk with
 	// dedicatedIOThread gets one of its own whatever the policy.
 	IOThreadsPolicy *virtualizationv1.IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
 	// IOThreads sizes the supplementalPool I/O threads policy. Refused, as
@@ -59,8 +59,7 @@ type DomainSpecApplyConfiguration struct {
 	// Chassis is the SMBIOS chassis information (type 3) the guest reads.
 	Chassis *ChassisApplyConfiguration `json:"chassis,omitempty"`
 	// LaunchSecurity runs the guest encrypted (AMD SEV, SEV-SNP, Intel
-	// TDX). Refused: it needs those CPUs and KVM, and guests here run under
-	// software emulation.
+	// TDX). Refused: the launcher sets up no confidential guests.
 	LaunchSecurity *LaunchSecurityApplyConfiguration `json:"launchSecurity,omitempty"`
 	// RebootPolicy is what a reboot from inside the guest does: Reboot (the
 	// default) reboots the same domain; Terminate ends the VMI (Succeeded)

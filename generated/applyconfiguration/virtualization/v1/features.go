@@ -29,8 +29,8 @@ type FeaturesApplyConfiguration struct {
 	// APIC turns the APIC on or off. On unless disabled.
 	APIC *FeatureAPICApplyConfiguration `json:"apic,omitempty"`
 	// HypervPassthrough turns on every Hyper-V enlightenment the hypervisor
-	// has. Refused: the enlightenments are KVM's, and guests here run
-	// under software emulation.
+	// has. The enlightenments are KVM's: such a VMI runs only on a node
+	// that reports the capability kvm, and is refused while none does.
 	HypervPassthrough *HyperVPassthroughApplyConfiguration `json:"hypervPassthrough,omitempty"`
 	// Hyperv turns single Hyper-V enlightenments on, for Windows guests.
 	// Under software emulation QEMU does not implement them: the guest

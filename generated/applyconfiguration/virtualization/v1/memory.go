@@ -30,7 +30,7 @@ type MemoryApplyConfiguration struct {
 	// Guest is the memory the guest sees. Defaults to resources.requests.memory.
 	Guest *resource.Quantity `json:"guest,omitempty"`
 	// Hugepages backs the guest's memory with huge pages. Refused: the
-	// nodes reserve no huge pages.
+	// launcher backs no guest memory with huge pages.
 	Hugepages *HugepagesApplyConfiguration `json:"hugepages,omitempty"`
 	// MaxGuest is the most memory hotplug may grow the guest to. Refused:
 	// this platform does not hotplug memory.

@@ -39,7 +39,7 @@ type MemoryInstancetypeApplyConfiguration struct {
 	// refused.
 	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
 	// Hugepages backs the guest's memory with huge pages. Not supported, as
-	// on a VMI (the nodes reserve none): setting it is refused.
+	// on a VMI (no huge-page backing): setting it is refused.
 	Hugepages *HugepagesApplyConfiguration `json:"hugepages,omitempty"`
 }
 

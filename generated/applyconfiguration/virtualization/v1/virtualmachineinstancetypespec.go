@@ -53,7 +53,7 @@ type VirtualMachineInstancetypeSpecApplyConfiguration struct {
 	// VMI (no device plugin): setting them is refused.
 	HostDevices []HostDeviceApplyConfiguration `json:"hostDevices,omitempty"`
 	// IOThreads sizes the supplementalPool I/O threads policy. Not
-	// supported, as on a VMI (libvirt 10 needed): setting it is refused.
+	// supported, as on a VMI (no pool of I/O threads): setting it is refused.
 	IOThreads *DiskIOThreadsApplyConfiguration `json:"ioThreads,omitempty"`
 	// LaunchSecurity is SEV, SEV-SNP or TDX. Not supported, as on a VMI
 	// (no KVM): setting it is refused.

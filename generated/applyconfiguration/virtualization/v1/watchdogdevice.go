@@ -25,7 +25,7 @@ package v1
 type WatchdogDeviceApplyConfiguration struct {
 	// I6300ESB is an Intel 6300ESB watchdog.
 	I6300ESB *I6300ESBWatchdogApplyConfiguration `json:"i6300esb,omitempty"`
-	// Diag288 is the s390x watchdog. Refused: the nodes are x86_64.
+	// Diag288 is the s390x watchdog. Refused: the launcher runs x86_64 guests.
 	Diag288 *Diag288WatchdogApplyConfiguration `json:"diag288,omitempty"`
 }
 
