@@ -104,13 +104,11 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		logrotation.File{Path: layout.SerialLog(o.PrivateDir), Max: layout.SerialLogMaxBytes},
 		logrotation.File{Path: filepath.Join(layout.LibvirtRoot(o.PrivateDir), "log", "qemu", srv.DomainName()+".log"), Max: layout.SerialLogMaxBytes})
 
-	lis, err := net.Listen("unix", socket)
+	lis, err := listenPrivate(socket)
 	if err != nil {
-		return apiv1.ExitFailure, fmt.Errorf("listen on %s: %w", socket, err)
+		return apiv1.ExitFailure, err
 	}
-	if err := os.Chmod(socket, 0o600); err != nil {
-		return apiv1.ExitFailure, fmt.Errorf("restrict %s: %w", socket, err)
-	}
+	defer os.Remove(socket)
 	g := grpc.NewServer()
 	apiv1.RegisterLauncherServer(g, srv)
 	serveErr := make(chan error, 1)
@@ -296,4 +294,31 @@ func WriteCapabilitiesSeed(ctx context.Context, dir string) error {
 	}
 	klog.FromContext(ctx).Info("QEMU capabilities seed written", "dir", dir, "entries", n, "probe", time.Since(t))
 	return nil
+}
+
+// listenPrivate serves a unix socket that appears at path already with mode
+// 0600: it is bound under a temporary name, restricted, then renamed into
+// place, so nobody who sees the path (the node, which waits for it) can find
+// it open to others even for an instant.
+func listenPrivate(path string) (net.Listener, error) {
+	tmp := path + ".new"
+	os.Remove(tmp)
+	lis, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", tmp, err)
+	}
+	// The listener must not unlink its bound name on Close: after the
+	// rename that name no longer exists, and path is removed by the caller.
+	lis.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		lis.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("restrict %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		lis.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("publish %s: %w", path, err)
+	}
+	return lis, nil
 }
