@@ -171,11 +171,14 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			Tolerations:           append([]corev1.Toleration(nil), vmi.Spec.Tolerations...),
 			PriorityClassName:     vmi.Spec.PriorityClassName,
 			SchedulerName:         vmi.Spec.SchedulerName,
-			Hostname:              hostname,
-			Subdomain:             vmi.Spec.Subdomain,
-			ImagePullSecrets:      v.pullSecrets,
-			SecurityContext:       podSecurityContext(cfg.RunAsUser),
-			InitContainers:        initContainers(vmi, cfg),
+			// The launcher pods carry the VMI's labels, so a constraint
+			// that selects VMIs by label counts their pods.
+			TopologySpreadConstraints: deepCopySpread(vmi.Spec.TopologySpreadConstraints),
+			Hostname:                  hostname,
+			Subdomain:                 vmi.Spec.Subdomain,
+			ImagePullSecrets:          v.pullSecrets,
+			SecurityContext:           podSecurityContext(cfg.RunAsUser),
+			InitContainers:            initContainers(vmi, cfg),
 			// The launcher first: the kubelet starts the containers in
 			// this order, so libvirt starts while the container-disk
 			// images are pulled.
@@ -184,6 +187,19 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 		},
 	}
 	return pod, nil
+}
+
+// deepCopySpread copies constraints, whose label selectors the pod must not
+// share with the VMI in the informer's cache.
+func deepCopySpread(constraints []corev1.TopologySpreadConstraint) []corev1.TopologySpreadConstraint {
+	if constraints == nil {
+		return nil
+	}
+	out := make([]corev1.TopologySpreadConstraint, len(constraints))
+	for i := range constraints {
+		constraints[i].DeepCopyInto(&out[i])
+	}
+	return out
 }
 
 // nodeSelector is the VMI's plus the label virt-handler puts on the nodes it

@@ -429,3 +429,103 @@ func TestNewNodeSelectorCapabilities(t *testing.T) {
 		t.Errorf("nodeSelector (-want +got):\n%s", d)
 	}
 }
+
+// TestNewScheduling: each of the VMI's scheduling fields reaches the
+// launcher pod, which is what the scheduler places; a field left behind
+// would place the guest where its VMI says it must not run.
+func TestNewScheduling(t *testing.T) {
+	affinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+		}}},
+	}}
+	tolerations := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "vms",
+		Effect: corev1.TaintEffectNoSchedule}}
+	spread := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
+		WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	tests := []struct {
+		name   string
+		mutate func(*virtv1.VirtualMachineInstance)
+		check  func(t *testing.T, spec corev1.PodSpec)
+	}{{
+		name:   "nodeSelector",
+		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-2"} },
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if spec.NodeSelector["kubernetes.io/hostname"] != "node-2" || spec.NodeSelector[virtv1.SchedulableNodeLabel] != "true" {
+				t.Errorf("nodeSelector %v", spec.NodeSelector)
+			}
+		},
+	}, {
+		name:   "affinity",
+		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Affinity = affinity.DeepCopy() },
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if d := cmp.Diff(affinity, spec.Affinity); d != "" {
+				t.Errorf("affinity (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name:   "tolerations",
+		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Tolerations = slices.Clone(tolerations) },
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if d := cmp.Diff(tolerations, spec.Tolerations); d != "" {
+				t.Errorf("tolerations (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "topologySpreadConstraints",
+		mutate: func(v *virtv1.VirtualMachineInstance) {
+			for _, c := range spread {
+				v.Spec.TopologySpreadConstraints = append(v.Spec.TopologySpreadConstraints, *c.DeepCopy())
+			}
+		},
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if d := cmp.Diff(spread, spec.TopologySpreadConstraints); d != "" {
+				t.Errorf("topologySpreadConstraints (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name:   "priorityClassName",
+		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.PriorityClassName = "vm-critical" },
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if spec.PriorityClassName != "vm-critical" {
+				t.Errorf("priorityClassName %q", spec.PriorityClassName)
+			}
+		},
+	}, {
+		name:   "schedulerName",
+		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.SchedulerName = "vm-scheduler" },
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if spec.SchedulerName != "vm-scheduler" {
+				t.Errorf("schedulerName %q", spec.SchedulerName)
+			}
+		},
+	}, {
+		name:   "none set: the scheduler's defaults",
+		mutate: func(*virtv1.VirtualMachineInstance) {},
+		check: func(t *testing.T, spec corev1.PodSpec) {
+			if spec.Affinity != nil || spec.Tolerations != nil || spec.TopologySpreadConstraints != nil ||
+				spec.PriorityClassName != "" || spec.SchedulerName != "" {
+				t.Errorf("scheduling fields set on a VMI without any: %+v", spec)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vmi := newVMI(tt.mutate)
+			pod, err := New(vmi, testConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, pod.Spec)
+			// The pod owns its copies: a later change to it (the
+			// admission of a pod mutates them) leaves the cached VMI as it was.
+			if pod.Spec.Affinity != nil && pod.Spec.Affinity == vmi.Spec.Affinity {
+				t.Errorf("the pod shares the VMI's affinity")
+			}
+			if len(pod.Spec.TopologySpreadConstraints) > 0 &&
+				pod.Spec.TopologySpreadConstraints[0].LabelSelector == vmi.Spec.TopologySpreadConstraints[0].LabelSelector {
+				t.Errorf("the pod shares the VMI's spread constraints' selectors")
+			}
+		})
+	}
+}
