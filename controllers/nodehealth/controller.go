@@ -27,8 +27,9 @@ import (
 	"kubevirt.dev/virt/internal/vmipod"
 )
 
-// vmiNodeIndex indexes VMIs by status.nodeName.
-const vmiNodeIndex = "virtualization.kubevirt.io/node-name"
+// VMINodeIndex indexes VMIs by status.nodeName (IndexByNode). The
+// nodefence controller shares the VMI informer and the index.
+const VMINodeIndex = "virtualization.kubevirt.io/node-name"
 
 // DefaultHeartbeatTimeout is how long a node's virt-handler may leave its
 // Lease unrenewed before the node counts as unresponsive. The handler
@@ -76,8 +77,8 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "node", Clock: c},
 		),
 	}
-	if err := vmis.Informer().AddIndexers(cache.Indexers{vmiNodeIndex: indexByNode}); err != nil {
-		return nil, fmt.Errorf("index VMIs by node: %w", err)
+	if err := AddNodeIndex(vmis.Informer()); err != nil {
+		return nil, err
 	}
 	// The virtualmachineinstance controller shares the pod informer and
 	// may have added the index already.
@@ -119,7 +120,20 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 	return ctrl, nil
 }
 
-func indexByNode(obj any) ([]string, error) {
+// AddNodeIndex adds VMINodeIndex to the VMI informer inf, unless another
+// controller sharing it did already.
+func AddNodeIndex(inf cache.SharedIndexInformer) error {
+	if _, ok := inf.GetIndexer().GetIndexers()[VMINodeIndex]; ok {
+		return nil
+	}
+	if err := inf.AddIndexers(cache.Indexers{VMINodeIndex: IndexByNode}); err != nil {
+		return fmt.Errorf("index VMIs by node: %w", err)
+	}
+	return nil
+}
+
+// IndexByNode is the index function of VMINodeIndex.
+func IndexByNode(obj any) ([]string, error) {
 	if vmi, ok := obj.(*virtv1.VirtualMachineInstance); ok && vmi.Status.NodeName != "" {
 		return []string{vmi.Status.NodeName}, nil
 	}

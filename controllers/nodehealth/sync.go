@@ -35,7 +35,7 @@ type health struct {
 // sync decides about the VMIs of nodeName, and looks again when a responsive
 // node would turn unresponsive.
 func (c *Controller) sync(ctx context.Context, nodeName string) error {
-	objs, err := c.vmiIndexer.ByIndex(vmiNodeIndex, nodeName)
+	objs, err := c.vmiIndexer.ByIndex(VMINodeIndex, nodeName)
 	if err != nil {
 		return fmt.Errorf("list VMIs of node %s: %w", nodeName, err)
 	}

@@ -336,6 +336,21 @@ func TestNewInstance(t *testing.T) {
 	if vmi, _ := NewInstance(set); vmi.Spec.Domain.Firmware.UUID != "5f1d-given" {
 		t.Errorf("the template's firmware UUID was replaced")
 	}
+	// The fencing policy reads the VMI: the VM's fence-after reaches it,
+	// unless the template sets its own.
+	fenced := newVM(virtv1.RunStrategyAlways, func(vm *virtv1.VirtualMachine) {
+		vm.Annotations = map[string]string{virtv1.FenceNodeAfterAnnotation: "90s"}
+	})
+	if vmi, _ := NewInstance(fenced); vmi.Annotations[virtv1.FenceNodeAfterAnnotation] != "90s" || vmi.Annotations["note"] != "x" {
+		t.Errorf("the VM's fence-after did not reach its instance: %v", vmi.Annotations)
+	}
+	fenced.Spec.Template.ObjectMeta.Annotations = map[string]string{virtv1.FenceNodeAfterAnnotation: virtv1.FenceNodeNever}
+	if vmi, _ := NewInstance(fenced); vmi.Annotations[virtv1.FenceNodeAfterAnnotation] != virtv1.FenceNodeNever {
+		t.Errorf("the template's fence-after was replaced by the VM's: %v", vmi.Annotations)
+	}
+	if fenced.Spec.Template.ObjectMeta.Annotations[virtv1.FenceNodeAfterAnnotation] != virtv1.FenceNodeNever {
+		t.Errorf("NewInstance changed the VM's template annotations")
+	}
 	if _, err := NewInstance(newVM(virtv1.RunStrategyAlways, func(vm *virtv1.VirtualMachine) { vm.Spec.Template = nil })); err == nil {
 		t.Errorf("no error for a VM without a template")
 	}

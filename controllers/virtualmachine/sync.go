@@ -272,6 +272,16 @@ func NewInstance(vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, err
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
+	// The fencing policy reads the VMI; set on the VM, it applies to the
+	// instances the VM starts (the template's own value wins).
+	if v, ok := vm.Annotations[virtv1.FenceNodeAfterAnnotation]; ok {
+		if _, set := vmi.Annotations[virtv1.FenceNodeAfterAnnotation]; !set {
+			if vmi.Annotations == nil {
+				vmi.Annotations = map[string]string{}
+			}
+			vmi.Annotations[virtv1.FenceNodeAfterAnnotation] = v
+		}
+	}
 	if vmi.Spec.Domain.Firmware == nil {
 		vmi.Spec.Domain.Firmware = &virtv1.Firmware{}
 	}

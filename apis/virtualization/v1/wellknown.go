@@ -31,6 +31,18 @@ const (
 	// removes it once the domain is gone, or virt-controller does when the
 	// VMI never reached a node or its node is unresponsive.
 	GuestShutdownFinalizer = "virtualization.kubevirt.io/guest-shutdown"
+
+	// FenceNodeAfterAnnotation on a VMI (or a VM, whose instances get it)
+	// overrides virt-controller's --fence-unresponsive-nodes-after for the
+	// VMI: a duration ("90s"), or FenceNodeNever. A node whose Node is
+	// NotReady and whose virt-handler is silent for longer than the
+	// smallest fence-after of its running VMIs is tainted
+	// node.kubernetes.io/out-of-service by virt-controller
+	// (docs/node-failure.md, which warns about what that assumes).
+	FenceNodeAfterAnnotation = "virtualization.kubevirt.io/fence-node-after"
+	// FenceNodeNever as FenceNodeAfterAnnotation: the VMI does not ask for
+	// its node to be fenced (another VMI of the node still may).
+	FenceNodeNever = "never"
 )
 
 // Reasons of a VMI's status.reason and conditions.
