@@ -448,8 +448,10 @@ func TestNewScheduling(t *testing.T) {
 		mutate func(*virtv1.VirtualMachineInstance)
 		check  func(t *testing.T, spec corev1.PodSpec)
 	}{{
-		name:   "nodeSelector",
-		mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-2"} },
+		name: "nodeSelector",
+		mutate: func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-2"}
+		},
 		check: func(t *testing.T, spec corev1.PodSpec) {
 			if spec.NodeSelector["kubernetes.io/hostname"] != "node-2" || spec.NodeSelector[virtv1.SchedulableNodeLabel] != "true" {
 				t.Errorf("nodeSelector %v", spec.NodeSelector)
