@@ -30,6 +30,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/certificate"
 	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/controllers/nodefence"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/replicaset"
 	"kubevirt.dev/virt/controllers/virtualmachine"
@@ -161,6 +162,12 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
+	fenceCtrl, err := nodefence.New(ctx, kube, cluster.Core().V1().Nodes(), handlerLeases.Coordination().V1().Leases(), vmis, recorder,
+		nodefence.Config{After: o.FenceAfter, HonorAnnotations: o.FenceAnnotations, HeartbeatTimeout: o.HeartbeatTimeout,
+			LeaseNamespace: o.HandlerLeaseNamespace}, c)
+	if err != nil {
+		return err
+	}
 	sizes := virtualmachine.NewInstancetypes(virt, virtFactory.Virtualization().V1())
 	vmCtrl, err := virtualmachine.New(ctx, virt, virtFactory.Virtualization().V1().VirtualMachines(), vmis, sizes, recorder, o.Backoff, c)
 	if err != nil {
@@ -174,6 +181,7 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	controllers := []namedController{
 		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
 		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
+		{name: "nodefence", run: func(ctx context.Context) error { return fenceCtrl.Run(ctx, 1) }},
 		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},
 		{name: "vmirs", run: func(ctx context.Context) error { return rsCtrl.Run(ctx, o.Workers) }},
 	}

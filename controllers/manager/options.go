@@ -47,6 +47,10 @@ type Options struct {
 	HandlerCertMaxLifetime time.Duration
 
 	HeartbeatTimeout time.Duration
+	// FenceAfter and FenceAnnotations are the opt-in node fencing
+	// policy (controllers/nodefence, docs/node-failure.md).
+	FenceAfter       time.Duration
+	FenceAnnotations bool
 	// HandlerLeaseNamespace holds the virt-handlers' Leases (their
 	// --lease-namespace).
 	HandlerLeaseNamespace string
@@ -87,6 +91,7 @@ func NewOptions() *Options {
 		HandlerCertMaxLifetime:   certificate.DefaultMaxLifetime,
 		HeartbeatTimeout:         nodehealth.DefaultHeartbeatTimeout,
 		HandlerLeaseNamespace:    ns,
+		FenceAnnotations:         true,
 		Backoff:                  virtualmachine.DefaultBackoff,
 		Workers:                  3,
 		BindAddress:              ":8080",
@@ -143,6 +148,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"longest lifetime of a handler's guest-access serving certificate; shorter requests are honored")
 	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
 		"age of a node's virt-handler Lease after which the node is unresponsive: its VMIs get the NodeUnresponsive condition, and fail if their launcher pod is known not to run")
+	fs.DurationVar(&o.FenceAfter, "fence-unresponsive-nodes-after", o.FenceAfter,
+		"taint a node node.kubernetes.io/out-of-service once it has been NotReady with a stale virt-handler Lease for longer than this, "+
+			"so that its VMs restart elsewhere; ASSUMES such a node is powered off (docs/node-failure.md); 0: never, unless a VMI's "+
+			virtv1.FenceNodeAfterAnnotation+" annotation asks")
+	fs.BoolVar(&o.FenceAnnotations, "fence-node-annotations", o.FenceAnnotations,
+		"honor the "+virtv1.FenceNodeAfterAnnotation+" annotation of VMIs (and VMs), which overrides --fence-unresponsive-nodes-after either way; false: only the flag counts")
 	fs.StringVar(&o.HandlerLeaseNamespace, "handler-lease-namespace", o.HandlerLeaseNamespace,
 		"namespace of the virt-handlers' Leases (default: $POD_NAMESPACE or virt-system)")
 	fs.DurationVar(&o.Backoff.Base, "start-backoff-base", o.Backoff.Base, "first delay after a VM's instance failed soon after it started")
@@ -178,6 +189,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--handler-cert-max-lifetime must be at least 10m")
 	case o.HeartbeatTimeout <= 0:
 		return fmt.Errorf("--heartbeat-timeout must be positive")
+	case o.FenceAfter < 0:
+		return fmt.Errorf("--fence-unresponsive-nodes-after must not be negative (0 turns fencing off)")
 	case o.HandlerLeaseNamespace == "":
 		return fmt.Errorf("--handler-lease-namespace is required")
 	case o.LeaderElect && !(o.LeaseDuration > o.LeaseRenewDeadline && o.LeaseRenewDeadline > o.LeaseRetryPeriod && o.LeaseRetryPeriod > 0):

@@ -56,3 +56,17 @@ func TestLeaseDefaults(t *testing.T) {
 		t.Errorf("worst-case hand-over after a kill %s, want under the %s target", worst, target)
 	}
 }
+
+// TestFenceDefaults: fencing is opt-in, off by default, and a negative
+// time is refused rather than read as "at once".
+func TestFenceDefaults(t *testing.T) {
+	o := NewOptions()
+	if o.FenceAfter != 0 {
+		t.Errorf("default --fence-unresponsive-nodes-after %s, want 0 (off)", o.FenceAfter)
+	}
+	o.LauncherImage = "virt-launcher"
+	o.FenceAfter = -time.Second
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--fence-unresponsive-nodes-after") {
+		t.Errorf("--fence-unresponsive-nodes-after=-1s: err = %v, want it refused", err)
+	}
+}
