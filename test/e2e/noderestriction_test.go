@@ -42,43 +42,7 @@ func TestHandlerNodeRestriction(t *testing.T) {
 
 	// Another Node to reach for: an object only (no kubelet), gone after
 	// the test.
-	other := "e2e-other-node-" + rand.String(5)
-	if _, err := cluster.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(ctx)
-		if err := cluster.Kube.CoreV1().Nodes().Delete(ctx, other, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("delete node %s: %v", other, err)
-		}
-		// DaemonSets that tolerate everything (virt-handler's) made pods
-		// for it; none could be bound (it has no allocatable pods), but
-		// they stay Pending after the Node went. Later tests count
-		// virt-handler pods: they go now.
-		err := framework.WaitFor(ctx, time.Minute, "no pod left for node "+other, func(ctx context.Context) (bool, error) {
-			pods, err := cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err
-			}
-			var left []string
-			for _, p := range pods.Items {
-				if spec, _ := json.Marshal(p.Spec); strings.Contains(string(spec), `"`+other+`"`) {
-					left = append(left, p.Namespace+"/"+p.Name)
-					err := cluster.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-					if err != nil && !apierrors.IsNotFound(err) {
-						return false, err
-					}
-				}
-			}
-			if len(left) > 0 {
-				return false, fmt.Errorf("pods %v", left)
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Error(err)
-		}
-	})
+	other := fakeNode(t, "e2e-other-node-")
 	// Another node's Lease, as its handler would have made it.
 	otherLease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "virt-system", Name: virtv1.HandlerLeaseName(other)},
@@ -246,4 +210,50 @@ func handlerClient(t *testing.T, ref *authenticationv1.BoundObjectReference) kub
 	}
 	t.Logf("virt-handler token: user %s, node %v", review.Status.UserInfo.Username, nodes)
 	return c
+}
+
+// fakeNode creates a Node object with no kubelet behind it, named prefix
+// and a random suffix, and deletes it (and the DaemonSet pods made for
+// it) after the test.
+func fakeNode(t *testing.T, prefix string) string {
+	t.Helper()
+	ctx := t.Context()
+	other := prefix + rand.String(5)
+	if _, err := cluster.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(ctx)
+		if err := cluster.Kube.CoreV1().Nodes().Delete(ctx, other, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete node %s: %v", other, err)
+		}
+		// DaemonSets that tolerate everything (virt-handler's) made pods
+		// for it; none could be bound (it has no allocatable pods), but
+		// they stay Pending after the Node went. Later tests count
+		// virt-handler pods: they go now.
+		err := framework.WaitFor(ctx, time.Minute, "no pod left for node "+other, func(ctx context.Context) (bool, error) {
+			pods, err := cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			var left []string
+			for _, p := range pods.Items {
+				if spec, _ := json.Marshal(p.Spec); strings.Contains(string(spec), `"`+other+`"`) {
+					left = append(left, p.Namespace+"/"+p.Name)
+					err := cluster.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+					if err != nil && !apierrors.IsNotFound(err) {
+						return false, err
+					}
+				}
+			}
+			if len(left) > 0 {
+				return false, fmt.Errorf("pods %v", left)
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	return other
 }
