@@ -26,6 +26,8 @@
 // this one decides about the Node and writes a Node only (one taint,
 // which the ValidatingAdmissionPolicy virt-controller-node-restriction
 // allows it and nothing else). It never writes a VMI; the events it sends
-// are its only other output. It shares nodehealth's VMI index by node and
-// must not import the other controllers.
+// are its only other output.
+//
+// It must not import controllers other than nodehealth, whose index of
+// VMIs by node it shares.
 package nodefence

@@ -69,6 +69,8 @@ var rules = []rule{
 	{doc: "internal/capability", covers: []string{"internal/capability"}, forbid: append([]string{"controllers/...", "node/..."}, clients...)},
 	{doc: "internal/servingcert", covers: []string{"internal/servingcert"}, forbid: append([]string{"controllers/...", "node/...", "apiserver/..."}, clients...)},
 	{doc: "controllers/certificate", covers: []string{"controllers/certificate"}, forbid: []string{"node/...", "apiserver/..."}},
+	{doc: "controllers/nodefence", covers: []string{"controllers/nodefence"}, forbid: []string{"controllers/virtualmachineinstance",
+		"controllers/virtualmachine", "controllers/replicaset", "controllers/launcherpod", "controllers/certificate", "controllers/manager"}},
 
 	// The launcher's contract and what the node daemon may pull in.
 	{doc: "launcher/api/v1", covers: []string{"launcher/api/v1"}, forbid: []string{"libvirt.org/...", "launcher/..."},
