@@ -171,14 +171,11 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			Tolerations:           append([]corev1.Toleration(nil), vmi.Spec.Tolerations...),
 			PriorityClassName:     vmi.Spec.PriorityClassName,
 			SchedulerName:         vmi.Spec.SchedulerName,
-			// The launcher pods carry the VMI's labels, so a constraint
-			// that selects VMIs by label counts their pods.
-			TopologySpreadConstraints: deepCopySpread(vmi.Spec.TopologySpreadConstraints),
-			Hostname:                  hostname,
-			Subdomain:                 vmi.Spec.Subdomain,
-			ImagePullSecrets:          v.pullSecrets,
-			SecurityContext:           podSecurityContext(cfg.RunAsUser),
-			InitContainers:            initContainers(vmi, cfg),
+			Hostname:              hostname,
+			Subdomain:             vmi.Spec.Subdomain,
+			ImagePullSecrets:      v.pullSecrets,
+			SecurityContext:       podSecurityContext(cfg.RunAsUser),
+			InitContainers:        initContainers(vmi, cfg),
 			// The launcher first: the kubelet starts the containers in
 			// this order, so libvirt starts while the container-disk
 			// images are pulled.
@@ -186,6 +183,9 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			Volumes:    v.volumes,
 		},
 	}
+	// The launcher pods carry the VMI's labels, so a constraint that
+	// selects VMIs by label counts their pods.
+	pod.Spec.TopologySpreadConstraints = deepCopySpread(vmi.Spec.TopologySpreadConstraints)
 	return pod, nil
 }
 
