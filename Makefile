@@ -88,7 +88,7 @@ test-restore: deps
 ## (an etcd cluster, two virt-apiserver replicas), HA=0 back; without HA
 ## the current mode stays (docs/cluster.md "HA mode")
 up: deps
-	$(if $(HA),VIRT_HA=$(HA)) hack/cluster/up.sh
+	$(if $(HA),VIRT_HA=$(HA)) $(if $(NODES),VIRT_NODES=$(NODES)) hack/cluster/up.sh
 	hack/cluster/example.sh
 
 ## down: stop the local cluster and undo its changes to the host; PURGE=1
