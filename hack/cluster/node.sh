@@ -249,11 +249,9 @@ node_up() (
 # cgroups (its pods' processes, QEMU among them).
 node_pids() {
   if mnt_bound "${NODE_MNT}"; then
-    local ns p
-    ns="mnt:[$(stat -L -c %i "${NODE_MNT}")]"
-    for p in /proc/[0-9]*; do
-      [ "$(readlink "${p}/ns/mnt" 2>/dev/null)" = "${ns}" ] && echo "${p#/proc/}"
-    done
+    # One stat for all: a readlink per process takes seconds.
+    stat -L -c '%i %n' /proc/[0-9]*/ns/mnt 2>/dev/null |
+      awk -v i="$(stat -L -c %i "${NODE_MNT}")" '$1 == i { split($2, p, "/"); print p[3] }'
   fi
   find /sys/fs/cgroup/*/"${NODE_NAME}" -name cgroup.procs -exec cat {} + 2>/dev/null
   return 0
