@@ -28,8 +28,8 @@ type Stray struct {
 	// says why (fs.ErrNotExist: no socket).
 	mu      sync.Mutex
 	dialErr error
-	conn   *grpc.ClientConn
-	client apiv1.LauncherClient
+	conn    *grpc.ClientConn
+	client  apiv1.LauncherClient
 }
 
 // DialStray connects to the launcher socket in dir. The connection is made
