@@ -195,6 +195,20 @@ func (s *Server) End(detail string) {
 	}
 }
 
+// Terminate is the launcher's SIGTERM (its pod deleted or evicted): the
+// shutdown is marked requested, as the launcher does before it presses the
+// power button, and the domain ends with detail ("shutdown" for a guest
+// that obeys, "destroyed" for one that outlived the grace period).
+func (s *Server) Terminate(detail string) {
+	s.mu.Lock()
+	if !s.domain.ShutdownRequested {
+		s.domain.ShutdownRequested = true
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_SHUTDOWN, "requested")
+	}
+	s.mu.Unlock()
+	s.End(detail)
+}
+
 // Exit is the launcher process going away: streams break, the socket is
 // removed. The final state file, if any, stays, as the pod's emptyDir does.
 func (s *Server) Exit() {

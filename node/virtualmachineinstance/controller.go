@@ -42,6 +42,10 @@ const (
 	ReasonLauncherUnreachable = "LauncherUnreachable"
 	ReasonShutdownUnconfirmed = "ShutdownUnconfirmed"
 	ReasonNetworkSetupFailed  = "NetworkSetupFailed"
+	// ReasonPodTerminating: the launcher pod of a running guest is being
+	// evicted or deleted (not by the platform): the guest is being shut
+	// down and the VMI will fail with reason PodTerminated.
+	ReasonPodTerminating = "PodTerminating"
 )
 
 // NetworkPreparer readies the pod network for a VMI's NICs before its
@@ -101,6 +105,9 @@ type Controller struct {
 	// launcher's watch reports it, and again only when the VMI's grace
 	// period shrank (virtctl stop --grace-period shortens it).
 	shutdownGrace map[types.UID]int64
+	// terminating are the launcher pods whose termination was told in an
+	// event (ReasonPodTerminating), by pod UID.
+	terminating map[types.UID]bool
 	// guestReports rate-limits the GuestReportCut events.
 	guestReports guestReportWarner
 	// strays are the launchers on this node no VMI claims (stray.go).
@@ -137,6 +144,7 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		strays:     newStrays(),
 
 		shutdownGrace: map[types.UID]int64{},
+		terminating:   map[types.UID]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance", Clock: c},
