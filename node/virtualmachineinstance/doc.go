@@ -14,6 +14,13 @@
 //     domain is gone, the final phase and the removal of the
 //     guest-shutdown finalizer.
 //
+//   - Stray guests: before its first sync, and whenever a VMI ends or
+//     leaves the node, the launchers on the node that no VMI of the node
+//     claims (status.activePods of its live VMIs) and that run a domain
+//     have it destroyed (stray.go): no guest runs on two nodes.
+//   - A launcher pod evicted or deleted from outside: the guest its
+//     launcher shut down ends the VMI Failed with reason PodTerminated.
+//
 // Status is written through /status, only when it changed, on a copy of the
 // status read, so virt-controller's fields pass through untouched. A
 // restarted handler computes the same status for a guest that kept running
