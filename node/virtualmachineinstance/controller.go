@@ -106,8 +106,9 @@ type Controller struct {
 	// period shrank (virtctl stop --grace-period shortens it).
 	shutdownGrace map[types.UID]int64
 	// terminating are the launcher pods whose termination was told in an
-	// event (ReasonPodTerminating), by pod UID.
-	terminating map[types.UID]bool
+	// event (ReasonPodTerminating), by pod UID, with the words: the end of
+	// a guest whose pod is gone by then is blamed on it.
+	terminating map[types.UID]string
 	// guestReports rate-limits the GuestReportCut events.
 	guestReports guestReportWarner
 	// strays are the launchers on this node no VMI claims (stray.go).
@@ -144,7 +145,7 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		strays:     newStrays(),
 
 		shutdownGrace: map[types.UID]int64{},
-		terminating:   map[types.UID]bool{},
+		terminating:   map[types.UID]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance", Clock: c},

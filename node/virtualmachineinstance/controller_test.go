@@ -307,8 +307,7 @@ func TestLauncherGone(t *testing.T) {
 				l.Exit()
 				f.deletePod(pod)
 			},
-			// Not the VMI's doing: a VM restarts it.
-			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonPodTerminated,
+			wantPhase: virtv1.Failed, wantReason: virtv1.ReasonLauncherGone,
 		},
 	}
 	for _, tt := range tests {

@@ -72,6 +72,15 @@ func TestPodTerminated(t *testing.T) {
 		wantPhase: virtv1.Failed, wantReason: virtv1.ReasonPodTerminated,
 		wantMessage: "was evicted (Eviction API: evicting); the guest powered off (launcher exit code 0",
 	}, {
+		// The pod may be gone from the cache when the end is synced.
+		name: "deleted and gone once the guest obeyed",
+		end: func(f *fixture, l *fakelauncher.Server, pod *corev1.Pod) {
+			l.Terminate("shutdown")
+			f.deletePod(pod)
+		},
+		wantPhase: virtv1.Failed, wantReason: virtv1.ReasonPodTerminated,
+		wantMessage: "The launcher pod virt-launcher-vm was deleted; the ",
+	}, {
 		name:      "the guest powered off on its own",
 		end:       func(_ *fixture, l *fakelauncher.Server, _ *corev1.Pod) { l.End("shutdown") },
 		wantPhase: virtv1.Succeeded, wantReason: virtv1.ReasonGuestShutdown,

@@ -77,7 +77,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	switch {
 	case obs.end != nil && !deleting:
-		end, err := c.blamePod(ctx, obs)
+		end, err := c.blamePod(ctx, vmi, obs)
 		if err != nil {
 			return err
 		}
@@ -180,13 +180,26 @@ func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 // deleted. A launcher asked to shut down whose pod the cache shows
 // untouched is looked up in the API: the kubelet may have acted on the
 // pod's deletion before the informer delivered it.
-func (c *Controller) blamePod(ctx context.Context, obs *observation) (vmistatus.End, error) {
+func (c *Controller) blamePod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, obs *observation) (vmistatus.End, error) {
 	end := *obs.end
 	if obs.pod == nil {
-		if obs.ended == nil {
-			return vmistatus.End{Phase: virtv1.Failed, Reason: virtv1.ReasonPodTerminated, Message: "The launcher pod was deleted and is gone"}, nil
+		// Gone from the API: deleted. Blamed when the pod was seen being
+		// terminated, or the launcher said it was told to shut down (its
+		// SIGTERM); a pod that is simply missing (a store restored from a
+		// backup, a force-deletion that killed the launcher unheard)
+		// stays LauncherGone.
+		c.mu.Lock()
+		why := ""
+		for uid := range vmi.Status.ActivePods {
+			if w := c.terminating[uid]; w != "" {
+				why = w
+			}
 		}
-		return vmistatus.PodTerminated(end, obs.ended, "The launcher pod was deleted"), nil
+		c.mu.Unlock()
+		if why == "" && obs.ended.GetShutdownRequested() {
+			why = "The launcher pod was deleted"
+		}
+		return vmistatus.PodTerminated(end, obs.ended, why), nil
 	}
 	why := vmistatus.PodTermination(obs.pod)
 	if why == "" && obs.ended.GetShutdownRequested() {
@@ -387,8 +400,8 @@ func (c *Controller) noteTermination(vmi *virtv1.VirtualMachineInstance, pod *co
 		return
 	}
 	c.mu.Lock()
-	noted := c.terminating[pod.UID]
-	c.terminating[pod.UID] = true
+	noted := c.terminating[pod.UID] != ""
+	c.terminating[pod.UID] = why
 	c.mu.Unlock()
 	if !noted {
 		c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonPodTerminating,
