@@ -43,7 +43,7 @@ build: deps
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## test: unit, fuzz, integration, end-to-end, reliability and restore tests
-test: test-unit test-fuzz test-integration test-e2e test-reliability test-restore
+test: test-unit test-fuzz test-integration test-e2e test-reliability test-restore test-nodes
 # The suite's figures from `make test` are a by-product: the committed ones
 # in docs/ come from `make test-reliability`.
 test: RELIABILITY_REPORT = _output/reliability.md
@@ -82,13 +82,22 @@ test-reliability: deps
 test-restore: deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/restore/...
 
+## test-nodes: the platform on three nodes (make up NODES=3: placement,
+## cross-node networking, and make down leaving the host as it was;
+## test/nodes), then the cluster back to one node
+.PHONY: test-nodes
+test-nodes: deps
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/nodes/...
+
 ## up: a local single-node Kubernetes with the platform deployed into it and
 ## an example VM booted (idempotent; prints the KUBECONFIG to use and what to
 ## try; docs/getting-started.md). HA=1 switches the platform to its HA mode
 ## (an etcd cluster, two virt-apiserver replicas), HA=0 back; without HA
-## the current mode stays (docs/cluster.md "HA mode")
+## the current mode stays (docs/cluster.md "HA mode"). NODES=N runs N
+## nodes on this machine, the count kept likewise (docs/cluster.md "More
+## nodes")
 up: deps
-	$(if $(HA),VIRT_HA=$(HA)) hack/cluster/up.sh
+	$(if $(HA),VIRT_HA=$(HA)) $(if $(NODES),VIRT_NODES=$(NODES)) hack/cluster/up.sh
 	hack/cluster/example.sh
 
 ## down: stop the local cluster and undo its changes to the host; PURGE=1

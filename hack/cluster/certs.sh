@@ -139,3 +139,15 @@ kubeconfig controller-manager controller-manager
 kubeconfig scheduler scheduler
 kubeconfig kube-proxy kube-proxy
 kubeconfig kubelet kubelet
+
+# The extra nodes' (hack/cluster/node.sh): each kubelet's client identity,
+# its own (NodeRestriction lets it touch its Node and its pods only), and
+# a serving certificate for its node address, where node 1's kubelet makes
+# its own.
+for ((k = 2; k <= $(node_count); k++)); do
+  n="$(node_name "${k}")"
+  cert "kubelet-${n}" ca "/O=system:nodes/CN=system:node:${n}" clientAuth
+  cert "kubelet-serving-${n}" ca "/CN=${n}" serverAuth "DNS:${n},IP:${NODE_NET_PREFIX}.${k}"
+  kubeconfig "kubelet-${n}" "kubelet-${n}"
+done
+chmod 600 "${PKI}"/*.key

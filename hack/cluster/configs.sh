@@ -19,8 +19,8 @@ EOF
 containerd_config() {
   write_file "${CONFIG_DIR}/containerd.toml" <<EOF
 version = 2
-root = "${VIRT_STATE}/containerd/root"
-state = "${VIRT_STATE}/containerd/state"
+root = "${CONTAINERD_DIR}/root"
+state = "${CONTAINERD_DIR}/state"
 # opt would create /opt/containerd; the others are snapshotters and tracing
 # this machine has no use for.
 disabled_plugins = [
@@ -62,7 +62,7 @@ disabled_plugins = [
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         # No systemd on these machines: the kubelet uses cgroupfs too.
         SystemdCgroup = false
-        Root = "${VIRT_STATE}/containerd/runc"
+        Root = "${CONTAINERD_DIR}/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "${CONFIG_DIR}/cni"
@@ -71,8 +71,9 @@ EOF
 }
 
 # The pod network: a bridge whose host side is the gateway, host-local
-# addresses from POD_CIDR, and routes to the pod and service ranges only, so
-# that pods reach nothing beyond this machine's 198.18.0.0/15.
+# addresses from POD_CIDR, and routes to the pods of every node
+# (NODES_CIDR) and the service range only, so that pods reach nothing
+# beyond this machine's 198.18.0.0/15.
 cni_config() {
   write_file "${CONFIG_DIR}/cni/10-virt-dev.conflist" <<EOF
 {
@@ -88,8 +89,8 @@ cni_config() {
       "ipam": {
         "type": "host-local",
         "dataDir": "${VIRT_STATE}/cni/ipam",
-        "ranges": [[{"subnet": "${POD_CIDR}", "gateway": "${HOST_IP}"}]],
-        "routes": [{"dst": "${SERVICE_CIDR}"}]
+        "ranges": [[{"subnet": "${POD_CIDR}", "gateway": "${POD_GATEWAY}"}]],
+        "routes": [{"dst": "${NODES_CIDR}"}, {"dst": "${SERVICE_CIDR}"}]
       }
     }
   ]
@@ -98,10 +99,11 @@ EOF
 }
 
 kubelet_config() {
-  write_file "${CONFIG_DIR}/kubelet.yaml" <<EOF
+  {
+    cat <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: ${HOST_IP}
+address: ${NODE_IP}
 port: 10250
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -137,6 +139,9 @@ podLogsDir: ${VIRT_STATE}/pod-logs
 serializeImagePulls: false
 failSwapOn: false
 EOF
+    # The extra nodes' own settings (node.sh).
+    if [ -n "${KUBELET_EXTRA}" ]; then echo "${KUBELET_EXTRA}"; fi
+  } | write_file "${CONFIG_DIR}/kubelet.yaml"
 }
 
 kube_proxy_config() {
@@ -149,11 +154,11 @@ hostnameOverride: ${NODE_NAME}
 mode: iptables
 clusterCIDR: ${POD_CIDR}
 detectLocalMode: ClusterCIDR
-bindAddress: ${HOST_IP}
+bindAddress: ${NODE_IP}
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # NodePorts only on the bridge address, never on the machine's own network.
-nodePortAddresses: ["${HOST_IP}/32"]
+nodePortAddresses: ["${NODE_IP}/32"]
 iptables:
   # Pod -> service -> pod on the same bridge needs the reply to come back
   # through the host; masquerading all service traffic guarantees that.

@@ -13,6 +13,8 @@
 # --purge ${VIRT_STATE} is removed as well, and the volumes with it.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/configs.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/node.sh"
 
 purge=0
 [ "${1:-}" = "--purge" ] && purge=1
@@ -33,18 +35,33 @@ lock_state
 if running kube-apiserver && running kubelet && apiserver_ready; then
   stop_daemon kube-controller-manager
   stop_daemon kube-scheduler
-  # Only the node's pods, as when a node is shut down: pods still waiting
-  # for a node stay and are scheduled after the next `make up`.
-  on_node=(--all-namespaces --field-selector "spec.nodeName=${NODE_NAME}")
-  if [ -n "$(kubectl get pods "${on_node[@]}" -o name 2>/dev/null)" ]; then
+  # Only the nodes' pods, as when the nodes are shut down: pods still
+  # waiting for a node stay and are scheduled after the next `make up`.
+  on_nodes() {
+    local k
+    for k in 1 $(existing_nodes); do
+      kubectl get pods --all-namespaces --field-selector "spec.nodeName=$(node_name "${k}")" -o name 2>/dev/null
+    done
+  }
+  if [ -n "$(on_nodes)" ]; then
     log "stopping pods (up to ${grace}s)"
-    kubectl delete pods "${on_node[@]}" --wait=false >/dev/null 2>&1 || true
+    for k in 1 $(existing_nodes); do
+      kubectl delete pods --all-namespaces --field-selector "spec.nodeName=$(node_name "${k}")" \
+        --wait=false >/dev/null 2>&1 || true
+    done
     deadline=$((t0 + grace))
-    while [ -n "$(kubectl get pods "${on_node[@]}" -o name 2>/dev/null)" ] && [ "$(date +%s)" -lt "${deadline}" ]; do
+    while [ -n "$(on_nodes)" ] && [ "$(date +%s)" -lt "${deadline}" ]; do
       sleep 0.5
     done
   fi
 fi
+# The extra nodes (node.sh): every process, their namespaces, veths,
+# routes and cgroups; their state stays unless --purge.
+for k in $(existing_nodes); do
+  log "stopping node $(node_name "${k}")"
+  node_teardown "${k}"
+done
+nodes_net_down
 stop_daemon kube-proxy
 stop_daemon kubelet
 
@@ -109,6 +126,7 @@ done
 # 5. Network: the bridge (its veths went with the pods' namespaces), the IP
 # allocations of pods that will never be torn down by CNI, kube-proxy's rules.
 ip link del "${BRIDGE}" 2>/dev/null || true
+ip route del unreachable "${NODES_CIDR}" 2>/dev/null || true
 rm -rf "${VIRT_STATE}/cni/ipam"
 rm -f /var/lib/cni/results/"${CNI_NETWORK}"-* 2>/dev/null || true
 if [ -x "${KUBE_BIN}/kube-proxy" ]; then
@@ -165,6 +183,18 @@ done
 for pid in $(shim_pids) $(pod_pids); do left+=("process ${pid} $(tr '\0' ' ' 2>/dev/null <"/proc/${pid}/cmdline" | cut -c1-100)"); done
 for m in $(mounts_under_state); do left+=("mount ${m}"); done
 ip link show "${BRIDGE}" >/dev/null 2>&1 && left+=("bridge ${BRIDGE}")
+# The extra nodes': processes of their namespaces and cgroups are among
+# the above (their daemons' command lines name the state directory).
+for l in $(ip -o link show | awk -F': ' '{ print $2 }' | cut -d@ -f1 | grep -E "^(${NODE_NET_BRIDGE}|virtdevn[0-9]+)$" || true); do
+  left+=("link ${l}")
+done
+for n in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E "^${NODE_NAME}-[0-9]+$" || true); do
+  left+=("network namespace ${n}")
+done
+for d in /sys/fs/cgroup/*/"${NODE_NAME}"-[0-9]*; do
+  [ -d "${d}" ] && left+=("cgroup ${d}")
+done
+ip route show | grep -q "^unreachable ${NODES_CIDR}" && left+=("route unreachable ${NODES_CIDR}")
 if [ ${#left[@]} -gt 0 ]; then
   printf '  %s\n' "${left[@]}" >&2
   die "down: ${#left[@]} things survived (listed above)"

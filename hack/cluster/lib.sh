@@ -21,6 +21,15 @@ ETCD_CLIENT_URL="http://127.0.0.1:12379"
 ETCD_PEER_URL="http://127.0.0.1:12380"
 NODE_NAME="${VIRT_NODE_NAME:-virt-node}"
 CNI_NETWORK="virt-dev"
+# What the per-node configuration files (configs.sh) say. These are node
+# 1's, the host's; hack/cluster/node.sh sets them for the extra nodes.
+NODE_IP="${HOST_IP}"
+POD_GATEWAY="${HOST_IP}"
+KUBELET_EXTRA=""
+# Every pod network of every node lies in NODES_CIDR: pods route it to
+# their node, nodes to the host, and the host holds it unreachable beyond
+# the routes of the nodes that exist, so none of it leaves the machine.
+NODES_CIDR="198.18.0.0/15"
 
 PKI="${VIRT_STATE}/pki"
 KUBECONFIGS="${VIRT_STATE}/kubeconfig"
@@ -30,6 +39,7 @@ RUN_DIR="${VIRT_STATE}/run"
 LOG_DIR="${VIRT_STATE}/logs"
 HOST_RECORD="${VIRT_STATE}/host"
 CONTAINERD_SOCK="${RUN_DIR}/containerd.sock"
+CONTAINERD_DIR="${VIRT_STATE}/containerd"
 KUBELET_ROOT="${VIRT_STATE}/kubelet"
 # Where virt-apiserver's embedded etcd keeps its data on this node.
 VIRT_APISERVER_DATA="${VIRT_STATE}/virt-apiserver"
@@ -41,6 +51,41 @@ APISERVER_UID=65532
 # an etcd cluster). VIRT_HA=1 or 0 (`make up HA=1`) chooses and deploy.sh
 # remembers the choice here, so a plain `make up` keeps the mode.
 PLATFORM_MODE_FILE="${VIRT_STATE}/platform-mode"
+
+# Extra nodes (`make up NODES=N`, hack/cluster/node.sh, docs/cluster.md
+# "More nodes"): node 1 is the host itself (NODE_NAME); node k >= 2 is
+# NODE_NAME-k in a network and mount namespace of its own, on the node
+# network NODE_NET_BRIDGE (host 198.18.255.1, node k 198.18.255.k), with
+# the pod network 198.18.(k-1).0/24. VIRT_NODES chooses the count and
+# up.sh remembers it here, so a plain `make up` keeps it.
+NODES_FILE="${VIRT_STATE}/nodes"
+NODES_DIR="${VIRT_STATE}/nodes.d"
+NODE_NET_BRIDGE="virtdevn0"
+NODE_NET_PREFIX="198.18.255"
+MAX_NODES=9
+
+# node_count prints the node count VIRT_NODES asks for, else the
+# remembered one, else 1.
+node_count() {
+  local n="${VIRT_NODES:-}"
+  [ -n "${n}" ] || n="$(cat "${NODES_FILE}" 2>/dev/null || echo 1)"
+  [[ "${n}" =~ ^[1-9]$ ]] && [ "${n}" -le "${MAX_NODES}" ] ||
+    die "VIRT_NODES (make up NODES=...) must be a number from 1 to ${MAX_NODES}, not ${n}"
+  echo "${n}"
+}
+
+# node_name K prints the name of node K (1 is the host's).
+node_name() { if [ "$1" = 1 ]; then echo "${NODE_NAME}"; else echo "${NODE_NAME}-$1"; fi; }
+
+# existing_nodes prints the numbers of the extra nodes that have state
+# (set up, running or not), ascending.
+existing_nodes() {
+  local d
+  for d in "${NODES_DIR}/${NODE_NAME}"-[0-9]*; do
+    [ -d "${d}" ] && echo "${d##*-}"
+  done | sort -n
+  return 0
+}
 
 # The sysctls the components change on the host: the kubelet's kernel
 # tunables, the bridge plugin's forwarding, kube-proxy's conntrack and
@@ -124,8 +169,10 @@ start_daemon() {
   local pid=$!
   # setsid execs in place (the background job is not a group leader), so
   # $! is the daemon itself; wait until the exec happened before recording.
+  # DAEMON_EXE: the program BINARY ends up as when it execs another
+  # (nsenter for the extra nodes' daemons).
   local exe
-  exe="$(readlink -f "${bin}")"
+  exe="$(readlink -f "${DAEMON_EXE:-${bin}}")"
   for _ in $(seq 50); do
     [ "$(readlink "/proc/${pid}/exe" 2>/dev/null)" = "${exe}" ] && break
     sleep 0.02
@@ -200,5 +247,5 @@ containerd_healthy() { ctr version >/dev/null 2>&1; }
 kubelet_healthy() { curl -fsS --max-time 2 http://127.0.0.1:10248/healthz >/dev/null; }
 kube_proxy_healthy() { curl -fsS --max-time 2 http://127.0.0.1:10256/healthz >/dev/null; }
 node_ready() {
-  [ "$(kubectl get node "${NODE_NAME}" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = "True" ]
+  [ "$(kubectl get node "${1:-${NODE_NAME}}" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = "True" ]
 }

@@ -25,6 +25,17 @@ check kube-scheduler scheduler_healthy
 check containerd containerd_healthy
 check kubelet kubelet_healthy
 check kube-proxy kube_proxy_healthy
+# The extra nodes (node.sh), those the cluster should have.
+source "$(dirname "${BASH_SOURCE[0]}")/node.sh"
+for ((k = 2; k <= $(node_count); k++)); do
+  (
+    node_env "${k}"
+    check "${NODE_NAME}-containerd" node_containerd_healthy
+    check "${NODE_NAME}-kubelet" node_kubelet_healthy
+    check "${NODE_NAME}-kube-proxy" node_kube_proxy_healthy
+    exit "${ok}"
+  ) || ok=1
+done
 # The platform's mode is not a daemon: reported, never failing the status
 # (up.sh deploys whatever is missing).
 mode="$(VIRT_HA="" platform_mode)"

@@ -11,10 +11,12 @@ set -o errexit -o nounset -o pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 source "${here}/lib.sh"
 source "${here}/configs.sh"
+source "${here}/node.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the local cluster needs root (containerd, kubelet, bridge)"
 t0=$(date +%s)
 lock_state
+nodes="$(node_count)"
 "${ROOT}/hack/install-deps.sh"
 "${ROOT}/hack/build-kube.sh"
 "${here}/certs.sh"
@@ -52,6 +54,10 @@ ensure_bridge() {
   [[ "$(ip -4 addr show dev "${BRIDGE}")" == *"inet ${HOST_IP}/"* ]] ||
     ip addr add "${HOST_IP}/${POD_CIDR#*/}" dev "${BRIDGE}"
   ip link set "${BRIDGE}" up
+  # The pods' and nodes' range beyond the routes of the nodes that exist
+  # is unreachable: pods route all of it to their node, and the host's
+  # default route must not take it off the machine.
+  ip route replace unreachable "${NODES_CIDR}"
 }
 
 # ensure NAME CHANGED SECONDS HEALTH BINARY ARGS... leaves a daemon alone when
@@ -144,9 +150,16 @@ ensure kubelet "$(changed kubelet_config)" 30 kubelet_healthy \
   --root-dir="${KUBELET_ROOT}" --cert-dir="${VIRT_STATE}/kubelet-pki" \
   --hostname-override="${NODE_NAME}" --node-ip="${HOST_IP}"
 wait_for kubelet 60 node_ready
+# The host's node carries the control plane: the cluster's add-ons and
+# virt-apiserver's embedded store stay on it (docs/cluster.md "More nodes").
+kubectl label node "${NODE_NAME}" node-role.kubernetes.io/control-plane= --overwrite >/dev/null
 
 ensure kube-proxy "$(changed kube_proxy_config)" 30 kube_proxy_healthy \
   "${KUBE_BIN}/kube-proxy" --config="${CONFIG_DIR}/kube-proxy.yaml"
+
+# The extra nodes (`make up NODES=N`, node.sh), before the platform so that
+# its DaemonSets roll out on every node; nodes above N are removed.
+nodes_reconcile "${nodes}"
 
 # The cluster's DNS, Service kube-dns at the kubelet's clusterDNS
 # (docs/cluster.md), before anything that looks up a Service by name.

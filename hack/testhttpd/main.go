@@ -6,16 +6,20 @@
 // It also shows a test what the pod's resolver does: /resolv.conf answers
 // the pod's /etc/resolv.conf, /resolve?name=NAME the addresses NAME resolves
 // to through it (Go's own resolver, which reads that file), one a line, or
-// 502 with the resolver's error.
+// 502 with the resolver's error. /fetch?HOST:PORT makes the pod a client:
+// it answers what GET http://HOST:PORT/ answered it (502 with the error),
+// so a test sees the network from the pod's node (test/nodes).
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
+	"time"
 )
 
 func main() {
@@ -37,6 +41,17 @@ func main() {
 		for _, a := range addrs {
 			fmt.Fprintln(w, a)
 		}
+	})
+	client := &http.Client{Timeout: 5 * time.Second}
+	http.HandleFunc("/fetch", func(w http.ResponseWriter, r *http.Request) {
+		resp, err := client.Get("http://" + r.URL.RawQuery + "/")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, io.LimitReader(resp.Body, 1<<16))
 	})
 	log.Printf("serving on %s", *addr)
 	log.Fatal(http.ListenAndServe(*addr, nil))

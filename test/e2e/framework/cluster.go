@@ -35,10 +35,18 @@ type Cluster struct {
 	// Bridge is the pod network's bridge device.
 	Bridge string
 	// KubeletRoot is the kubelet's --root-dir: pods' volumes live below it.
+	// It is node 1's (the host's) as seen from the host; NodeKubeletRoot
+	// gives any node's.
 	KubeletRoot string
 
 	containerdSock string
 	kubeBin        string
+	// nodesDir holds the extra nodes' state (NODES_DIR of
+	// hack/cluster/lib.sh); nodeCount is the node count Up asks for and
+	// nodes the names of those nodes.
+	nodesDir  string
+	nodeCount int
+	nodes     []string
 
 	Config  *rest.Config
 	Kube    kubernetes.Interface
@@ -51,30 +59,22 @@ type Cluster struct {
 
 // Setup attaches to the running local cluster or brings it up; see the
 // package documentation. It runs hack/cluster/up.sh either way, which is
-// quick when the cluster is healthy and deploys freshly built images.
+// quick when the cluster is healthy and deploys freshly built images. The
+// cluster has one node: the suites written for one node get one, whatever
+// node count an earlier `make up NODES=N` left (SetupNodes for more).
 func Setup(ctx context.Context) (*Cluster, error) {
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("the e2e tests run the local cluster (make up), which needs root: run them as root")
-	}
-	root, err := repoRoot()
+	return SetupNodes(ctx, 1)
+}
+
+// SetupNodes is Setup with n nodes (`make up NODES=n`): nodes the cluster
+// has beyond n are removed, missing ones brought up.
+func SetupNodes(ctx context.Context, n int) (*Cluster, error) {
+	c, err := Attach(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Root: root}
-	// The scripts are the one source of the cluster's paths and names.
-	settings, err := c.script(ctx, "bash", "-c", `source hack/cluster/lib.sh && printf '%s\n' `+
-		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}" "${KUBELET_ROOT}"`)
-	if err != nil {
-		return nil, fmt.Errorf("read the cluster's settings: %w", err)
-	}
-	lines := strings.Split(strings.TrimSpace(settings), "\n")
-	if len(lines) != 7 {
-		return nil, fmt.Errorf("read the cluster's settings: unexpected output %q", settings)
-	}
-	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin, c.KubeletRoot =
-		lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[6]
-
-	if _, err := c.script(ctx, "hack/cluster/status.sh"); err != nil {
+	c.nodeCount = n
+	if !c.Healthy(ctx) {
 		c.owned = true
 		logf("no healthy local cluster: bringing one up (hack/cluster/up.sh)")
 	} else {
@@ -89,13 +89,60 @@ func Setup(ctx context.Context) (*Cluster, error) {
 	return c, nil
 }
 
-// Up runs hack/cluster/up.sh and (re)connects the clients.
+// Attach reads the local cluster's settings from hack/cluster without
+// bringing it up or connecting: for a TestMain that decides itself when
+// the cluster goes up and down (test/nodes). Up brings it up with the
+// node count of SetNodeCount (default 1).
+func Attach(ctx context.Context) (*Cluster, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("the e2e tests run the local cluster (make up), which needs root: run them as root")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Root: root, nodeCount: 1}
+	// The scripts are the one source of the cluster's paths and names.
+	settings, err := c.script(ctx, "bash", "-c", `source hack/cluster/lib.sh && printf '%s\n' `+
+		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}" "${KUBELET_ROOT}" "${NODES_DIR}"`)
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster's settings: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(settings), "\n")
+	if len(lines) != 8 {
+		return nil, fmt.Errorf("read the cluster's settings: unexpected output %q", settings)
+	}
+	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin, c.KubeletRoot, c.nodesDir =
+		lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[6], lines[7]
+	return c, nil
+}
+
+// Healthy reports whether hack/cluster/status.sh finds every daemon of the
+// cluster running healthy, on every node it was last brought up with.
+func (c *Cluster) Healthy(ctx context.Context) bool {
+	cmd := exec.CommandContext(ctx, "hack/cluster/status.sh")
+	cmd.Dir = c.Root
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "VIRT_NODES=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	return cmd.Run() == nil
+}
+
+// Up runs hack/cluster/up.sh with the cluster's node count and
+// (re)connects the clients.
 func (c *Cluster) Up(ctx context.Context) error {
 	start := time.Now()
 	if err := c.stream(ctx, "hack/cluster/up.sh"); err != nil {
-		return fmt.Errorf("make up: %w", err)
+		return fmt.Errorf("make up NODES=%d: %w", c.nodeCount, err)
 	}
-	logf("cluster up in %s", time.Since(start).Round(time.Second))
+	logf("cluster up with %d node(s) in %s", c.nodeCount, time.Since(start).Round(time.Second))
+	names, err := c.script(ctx, "bash", "-c", `source hack/cluster/lib.sh && for ((k = 1; k <= $(node_count); k++)); do node_name "${k}"; done`)
+	if err != nil {
+		return fmt.Errorf("read the cluster's node names: %w", err)
+	}
+	c.nodes = strings.Fields(names)
 	return c.connect()
 }
 
@@ -155,6 +202,7 @@ func (c *Cluster) ImpersonatingVirt(user string) (virtclient.Interface, error) {
 func (c *Cluster) script(ctx context.Context, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = c.Root
+	cmd.Env = c.env()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -169,6 +217,7 @@ func (c *Cluster) script(ctx context.Context, name string, args ...string) (stri
 func (c *Cluster) stream(ctx context.Context, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = c.Root
+	cmd.Env = c.env()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
@@ -189,6 +238,16 @@ func (c *Cluster) stream(ctx context.Context, name string, args ...string) error
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// env is the scripts' environment: the test's, with the node count the
+// cluster is to have (VIRT_NODES, `make up NODES=...`).
+func (c *Cluster) env() []string {
+	n := c.nodeCount
+	if n < 1 {
+		n = 1
+	}
+	return append(os.Environ(), fmt.Sprintf("VIRT_NODES=%d", n))
 }
 
 // repoRoot is three directories up from this file.

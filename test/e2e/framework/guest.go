@@ -136,9 +136,10 @@ func (c *Cluster) LauncherPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 }
 
 // SerialLogPath is where the guest's serial console of a launcher pod is
-// logged on this node: in the pod's private emptyDir below the kubelet.
+// logged, as seen from the host: in the pod's private emptyDir below the
+// kubelet of the pod's node.
 func (c *Cluster) SerialLogPath(pod *corev1.Pod) string {
-	return layout.SerialLog(layout.HostPrivateDir(c.KubeletRoot, string(pod.UID)))
+	return layout.SerialLog(layout.HostPrivateDir(c.NodeKubeletRoot(pod.Spec.NodeName), string(pod.UID)))
 }
 
 // SerialConsole follows a guest's serial log while it exists and keeps what
