@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -174,9 +175,12 @@ func (c *Controller) stopStray(ctx context.Context, uid types.UID, pod *corev1.P
 	defer s.Close()
 	d, err := s.GetDomain(ctx)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
 		// Not a launcher pod, or its launcher is not serving (yet, or any
-		// more): no guest runs without its launcher's socket.
+		// more: a socket nobody listens on is a launcher that died, as
+		// on a node that lost power): its guest went with it (QEMU runs
+		// in the launcher's container, which ends with the launcher).
+		klog.FromContext(ctx).V(4).Info("No launcher serves in this pod", "err", err)
 		return
 	case err != nil:
 		c.warnStray(ctx, uid, pod, err)
