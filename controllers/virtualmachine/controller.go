@@ -28,6 +28,10 @@ const (
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedDelete     = "FailedDelete"
 	ReasonCrashLoop        = "CrashLoopBackOff"
+	// ReasonRestarting: the instance ended and the run strategy replaces
+	// it; the message carries the instance's reason (PodTerminated after a
+	// drain, NodeUnresponsive after a node's loss, ...).
+	ReasonRestarting = "Restarting"
 )
 
 // Backoff is the crash-loop policy: an instance that fails before it has run

@@ -174,6 +174,10 @@ func vmiCond(t virtv1.VirtualMachineInstanceConditionType, s corev1.ConditionSta
 	}
 }
 
+func vmiReason(reason string) func(*virtv1.VirtualMachineInstance) {
+	return func(vmi *virtv1.VirtualMachineInstance) { vmi.Status.Reason = reason }
+}
+
 func vmiDeleting(vmi *virtv1.VirtualMachineInstance) {
 	vmi.DeletionTimestamp = ptr.To(metav1.NewTime(now))
 }
@@ -243,6 +247,12 @@ func TestRunStrategies(t *testing.T) {
 			vmi: inst(virtv1.Succeeded, ranFor(time.Hour)), want: kept, printable: virtv1.VirtualMachineStatusStopped},
 		{name: "RerunOnFailure restarts a failed instance", vm: newVM(virtv1.RunStrategyRerunOnFailure),
 			vmi: inst(virtv1.Failed), want: deleted, printable: virtv1.VirtualMachineStatusCrashLoopBackOff, failCount: 1, retryIn: 10 * time.Second},
+		{name: "RerunOnFailure restarts an instance whose pod was evicted, without back-off", vm: newVM(virtv1.RunStrategyRerunOnFailure),
+			vmi: inst(virtv1.Failed, ranFor(5*time.Second), vmiReason(virtv1.ReasonPodTerminated)), want: deleted, printable: virtv1.VirtualMachineStatusStopping},
+		{name: "Always restarts an instance whose node was lost, without back-off", vm: newVM(virtv1.RunStrategyAlways, failures(2, now.Add(-time.Minute))),
+			vmi: inst(virtv1.Failed, vmiReason(virtv1.ReasonNodeUnresponsive)), want: deleted, printable: virtv1.VirtualMachineStatusStopping},
+		{name: "Manual leaves an instance whose pod was evicted", vm: newVM(virtv1.RunStrategyManual, synced(virtv1.VirtualMachineStatusRunning)),
+			vmi: inst(virtv1.Failed, ranFor(time.Hour), vmiReason(virtv1.ReasonPodTerminated)), want: kept, printable: virtv1.VirtualMachineStatusStopped},
 		{name: "RerunOnFailure without instance creates one", vm: newVM(virtv1.RunStrategyRerunOnFailure), want: created, printable: virtv1.VirtualMachineStatusStarting},
 		{name: "Manual starts a new VM", vm: newVM(virtv1.RunStrategyManual), want: created, printable: virtv1.VirtualMachineStatusStarting},
 		{name: "Manual does not restart", vm: newVM(virtv1.RunStrategyManual, synced(virtv1.VirtualMachineStatusStopped)),
@@ -402,6 +412,27 @@ func TestCrashLoopEvent(t *testing.T) {
 	joined := strings.Join(events, "\n")
 	if !strings.Contains(joined, "Warning CrashLoopBackOff") || !strings.Contains(joined, "Normal SuccessfulDelete") {
 		t.Errorf("events %q, want a crash-loop warning and the deletion", events)
+	}
+}
+
+// TestRestartEvent: the VM says why it gets a new instance, with the old
+// one's reason, before the old one goes.
+func TestRestartEvent(t *testing.T) {
+	vm := newVM(virtv1.RunStrategyAlways)
+	vmi := instance(vm, virtv1.Failed, ranFor(time.Hour), vmiReason(virtv1.ReasonPodTerminated),
+		vmiCond(virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, virtv1.ReasonPodTerminated))
+	vmi.Status.Conditions[0].Message = "The launcher pod virt-launcher-vm1-x was evicted (Eviction API: evicting); the guest powered off"
+	f := newFixture(t, vm, vmi)
+	if err := f.sync(vm); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for len(f.recorder.Events) > 0 {
+		events = append(events, <-f.recorder.Events)
+	}
+	want := "Normal Restarting Instance vm1 (uid vmi-uid) ended Failed (PodTerminated: The launcher pod virt-launcher-vm1-x was evicted (Eviction API: evicting); the guest powered off); run strategy Always starts a new one"
+	if len(events) == 0 || events[0] != want {
+		t.Errorf("events %q, want first %q", events, want)
 	}
 }
 

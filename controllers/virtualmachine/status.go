@@ -34,10 +34,19 @@ func phaseTime(vmi *virtv1.VirtualMachineInstance, phase virtv1.VirtualMachineIn
 	return time.Time{}, false
 }
 
+// notTheGuests are the reasons of failures that say nothing about whether
+// the guest can run: its pod was evicted or deleted (a drain), or its node
+// was lost. They restart the VM without counting as failed starts, so a
+// drain shortly after a start does not delay the next instance.
+var notTheGuests = map[string]bool{
+	virtv1.ReasonPodTerminated:    true,
+	virtv1.ReasonNodeUnresponsive: true,
+}
+
 // failedEarly reports whether vmi failed without ever running, or within
-// the back-off window of starting to run.
+// the back-off window of starting to run, for a reason of its own.
 func (b Backoff) failedEarly(vmi *virtv1.VirtualMachineInstance, now time.Time) bool {
-	if vmi.Status.Phase != virtv1.Failed {
+	if vmi.Status.Phase != virtv1.Failed || notTheGuests[vmi.Status.Reason] {
 		return false
 	}
 	ran, ok := phaseTime(vmi, virtv1.Running)

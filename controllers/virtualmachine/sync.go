@@ -160,6 +160,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		popRequest(status)
 	case vmi.Status.Phase == virtv1.Succeeded && strategy == virtv1.RunStrategyAlways,
 		vmi.Status.Phase == virtv1.Failed && restarts(strategy):
+		// Say why the VM gets a new instance, before the old one (and its
+		// reason) goes.
+		c.recorder.Eventf(vm, corev1.EventTypeNormal, ReasonRestarting, "Instance %s (uid %s) ended %s (%s); run strategy %s starts a new one",
+			vmi.Name, vmi.UID, vmi.Status.Phase, endedWhy(vmi), strategy)
 		actErr = c.deleteInstance(ctx, key, vm, vmi)
 		stopping = actErr == nil
 	}
@@ -167,6 +171,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	return actErr
+}
+
+// endedWhy is the reason of an instance's end and its message, for the
+// VM's event.
+func endedWhy(vmi *virtv1.VirtualMachineInstance) string {
+	why := vmi.Status.Reason
+	if why == "" {
+		why = "no reason given"
+	}
+	if c := vmi.Status.Condition(virtv1.VirtualMachineInstanceReady); c != nil && c.Status != corev1.ConditionTrue && c.Message != "" {
+		why += ": " + c.Message
+	}
+	return why
 }
 
 // startsFromNothing reports whether the VM wants an instance when it has

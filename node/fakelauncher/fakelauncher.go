@@ -53,6 +53,7 @@ type Server struct {
 	syncScript []error
 	afterStart error
 	onShutdown func(grace int64)
+	killDelay  time.Duration
 	calls      Calls
 	info       *apiv1.InfoResponse
 	exited     bool
@@ -194,6 +195,20 @@ func (s *Server) End(detail string) {
 	}
 }
 
+// Terminate is the launcher's SIGTERM (its pod deleted or evicted): the
+// shutdown is marked requested, as the launcher does before it presses the
+// power button, and the domain ends with detail ("shutdown" for a guest
+// that obeys, "destroyed" for one that outlived the grace period).
+func (s *Server) Terminate(detail string) {
+	s.mu.Lock()
+	if !s.domain.ShutdownRequested {
+		s.domain.ShutdownRequested = true
+		s.broadcastLocked(apiv1.EventType_EVENT_TYPE_SHUTDOWN, "requested")
+	}
+	s.mu.Unlock()
+	s.End(detail)
+}
+
 // Exit is the launcher process going away: streams break, the socket is
 // removed. The final state file, if any, stays, as the pod's emptyDir does.
 func (s *Server) Exit() {
@@ -312,10 +327,22 @@ func (s *Server) Shutdown(_ context.Context, req *apiv1.ShutdownRequest) (*apiv1
 	return &apiv1.ShutdownResponse{}, nil
 }
 
+// SlowKill makes Kill take d before it destroys the domain, as libvirt
+// does while QEMU takes its time to die.
+func (s *Server) SlowKill(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.killDelay = d
+}
+
 // Kill destroys the domain.
 func (s *Server) Kill(context.Context, *apiv1.KillRequest) (*apiv1.KillResponse, error) {
 	s.mu.Lock()
 	s.calls.Kill++
+	delay := s.killDelay
+	s.mu.Unlock()
+	time.Sleep(delay)
+	s.mu.Lock()
 	running := s.domain.State != apiv1.DomainState_DOMAIN_STATE_ABSENT && s.domain.StopReason == apiv1.StopReason_STOP_REASON_UNSPECIFIED
 	s.mu.Unlock()
 	if running {

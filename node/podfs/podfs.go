@@ -292,3 +292,46 @@ func (p Pods) checkPeer(peer Peer, fileUID uint32) error {
 	}
 	return nil
 }
+
+// MaxPodDirs caps how many pod directories PodUIDs returns: a node runs
+// at most a few hundred pods (the kubelet's maxPods is 110 by default).
+const MaxPodDirs = 4096
+
+// PodUIDs are the names of the pod directories below the kubelet's
+// pods/ directory: the UIDs of the pods the kubelet has, or had, on this
+// node, including pods no longer in the API (force-deleted while the node
+// was away: the kubelet kills their containers once it notices). The
+// directory is the kubelet's (trusted); the names are checked anyway and
+// at most MaxPodDirs are returned. A missing pods/ is no pod.
+func (p Pods) PodUIDs() ([]string, error) {
+	root, err := unix.Open(p.KubeletRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the kubelet root %s: %w", p.KubeletRoot, err)
+	}
+	defer unix.Close(root)
+	fd, err := openat2(root, "pods", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve})
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", filepath.Join(p.KubeletRoot, "pods"), err)
+	}
+	dir := os.NewFile(uintptr(fd), filepath.Join(p.KubeletRoot, "pods"))
+	defer dir.Close()
+	var uids []string
+	for len(uids) < MaxPodDirs {
+		entries, err := dir.ReadDir(256)
+		for _, e := range entries {
+			if e.IsDir() && checkName(e.Name()) == nil && len(uids) < MaxPodDirs {
+				uids = append(uids, e.Name())
+			}
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(entries) == 0) {
+			break
+		}
+		if err != nil {
+			return uids, fmt.Errorf("read %s: %w", dir.Name(), err)
+		}
+	}
+	return uids, nil
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -461,4 +462,42 @@ func serveAs(v string) {
 	os.Stdout.WriteString("ready\n")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	ln.Close()
+}
+
+func TestPodUIDs(t *testing.T) {
+	root := t.TempDir()
+	p := Pods{KubeletRoot: root, LauncherUID: AnyLauncherUID}
+	if uids, err := p.PodUIDs(); err != nil || len(uids) != 0 {
+		t.Fatalf("no pods/: %v, %v; want none and no error", uids, err)
+	}
+	pods := filepath.Join(root, "pods")
+	outside := t.TempDir()
+	for _, d := range []string{filepath.Join(pods, "uid-a"), filepath.Join(pods, "uid-b"), filepath.Join(outside, "uid-x")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(pods, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "uid-x"), filepath.Join(pods, "uid-link")); err != nil {
+		t.Fatal(err)
+	}
+	uids, err := p.PodUIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(uids)
+	if want := []string{"uid-a", "uid-b"}; !slices.Equal(uids, want) {
+		t.Errorf("PodUIDs = %v, want %v (directories only, no symlink)", uids, want)
+	}
+
+	// pods/ itself a symlink: refused, not followed.
+	linked := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(linked, "pods")); err != nil {
+		t.Fatal(err)
+	}
+	if uids, err := (Pods{KubeletRoot: linked}).PodUIDs(); !errors.Is(err, ErrUnsafePath) {
+		t.Errorf("pods/ as a symlink: %v, %v; want ErrUnsafePath", uids, err)
+	}
 }

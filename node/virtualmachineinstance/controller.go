@@ -42,6 +42,10 @@ const (
 	ReasonLauncherUnreachable = "LauncherUnreachable"
 	ReasonShutdownUnconfirmed = "ShutdownUnconfirmed"
 	ReasonNetworkSetupFailed  = "NetworkSetupFailed"
+	// ReasonPodTerminating: the launcher pod of a running guest is being
+	// evicted or deleted (not by the platform): the guest is being shut
+	// down and the VMI will fail with reason PodTerminated.
+	ReasonPodTerminating = "PodTerminating"
 )
 
 // NetworkPreparer readies the pod network for a VMI's NICs before its
@@ -68,6 +72,10 @@ type Config struct {
 	UnreachableAfter time.Duration
 	// Network prepares the guests' NICs in their pods. Required.
 	Network NetworkPreparer
+	// StrayInterval is how often the node looks for guests no VMI of it
+	// claims any more (besides the looks the informers' events ask for);
+	// 0: DefaultStrayInterval.
+	StrayInterval time.Duration
 }
 
 // Controller is the node's VMI controller. Create it with New and start it
@@ -97,8 +105,14 @@ type Controller struct {
 	// launcher's watch reports it, and again only when the VMI's grace
 	// period shrank (virtctl stop --grace-period shortens it).
 	shutdownGrace map[types.UID]int64
+	// terminating are the launcher pods whose termination was told in an
+	// event (ReasonPodTerminating), by pod UID, with the words: the end of
+	// a guest whose pod is gone by then is blamed on it.
+	terminating map[types.UID]string
 	// guestReports rate-limits the GuestReportCut events.
 	guestReports guestReportWarner
+	// strays are the launchers on this node no VMI claims (stray.go).
+	strays *strays
 }
 
 type writtenVMI struct {
@@ -128,8 +142,10 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		recorder:   recorder,
 		clock:      c,
 		written:    map[string]writtenVMI{},
+		strays:     newStrays(),
 
 		shutdownGrace: map[types.UID]int64{},
+		terminating:   map[types.UID]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "handler-virtualmachineinstance", Clock: c},
@@ -141,9 +157,20 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		return nil, fmt.Errorf("index launcher pods by VMI: %w", err)
 	}
 	if _, err := vmis.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
-		AddFunc:    ctrl.enqueue,
-		UpdateFunc: func(_, obj any) { ctrl.enqueue(obj) },
-		DeleteFunc: ctrl.enqueue,
+		AddFunc: ctrl.enqueue,
+		UpdateFunc: func(old, obj any) {
+			ctrl.enqueue(obj)
+			// A VMI that ended no longer claims its launcher.
+			if o, n := old.(*virtv1.VirtualMachineInstance), obj.(*virtv1.VirtualMachineInstance); !o.Status.Phase.IsFinal() && n.Status.Phase.IsFinal() {
+				ctrl.sweepSoon()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			ctrl.enqueue(obj)
+			// Deleted, or handed to another node (it left the field
+			// selector): its launcher here has no guest to run.
+			ctrl.sweepSoon()
+		},
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, fmt.Errorf("watch VMIs: %w", err)
 	}
@@ -160,6 +187,13 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 // Run syncs VMIs with workers goroutines until ctx is done. Every VMI of the
 // node is synced once the caches are filled (the informers' initial adds),
 // so a restarted handler reconciles every launcher it finds.
+//
+// Before the first sync, with the caches filled, it destroys the guests of
+// the launchers on the node that no VMI of the node claims any more
+// (stray.go): a handler that starts, or whose node comes back after its
+// VMIs were failed and restarted elsewhere, reports nothing about any VMI
+// while such a guest may still run. It goes on looking for them while it
+// runs.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	defer c.queue.ShutDown()
@@ -174,6 +208,14 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		}
 		return fmt.Errorf("VMI controller: caches did not sync")
 	}
+	c.sweep(ctx)
+	close(c.strays.swept)
+	logger.Info("Looked for stray guests; syncing VMIs")
+	interval := c.cfg.StrayInterval
+	if interval <= 0 {
+		interval = DefaultStrayInterval
+	}
+	go c.sweepLoop(ctx, interval)
 	for range workers {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)
 	}
@@ -181,8 +223,12 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return nil
 }
 
-// HasSynced reports whether the caches are filled: the handler is ready.
+// HasSynced reports whether the caches are filled and the first look for
+// stray guests is over: the handler is ready.
 func (c *Controller) HasSynced() bool {
+	if !c.sweptOnce() {
+		return false
+	}
 	for _, s := range c.synced {
 		if !s() {
 			return false
@@ -245,6 +291,9 @@ func (c *Controller) podChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok || pod.Spec.NodeName != c.cfg.NodeName {
 		return
+	}
+	if !c.claimedPod(pod.UID) {
+		c.sweepSoon()
 	}
 	if key := vmiKeyOf(pod); key != "" {
 		c.queue.Add(key)

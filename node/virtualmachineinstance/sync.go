@@ -33,6 +33,9 @@ type observation struct {
 	state    monitor.State
 	// end is set when the guest has ended (or will never run).
 	end *vmistatus.End
+	// ended is the domain end comes from, nil when it was told otherwise
+	// (the exit code, the pod's absence).
+	ended *apiv1.Domain
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -73,6 +76,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	switch {
+	case obs.end != nil && !deleting:
+		end, err := c.blamePod(ctx, vmi, obs)
+		if err != nil {
+			return err
+		}
+		return c.finish(ctx, vmi, &end)
 	case obs.end != nil:
 		return c.finish(ctx, vmi, obs.end)
 	case deleting:
@@ -90,7 +99,7 @@ func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	}
 	obs := &observation{pod: pod}
 	if vmipod.Exited(pod) {
-		obs.end = c.endOfPod(ctx, vmi, pod)
+		obs.end, obs.ended = c.endOfPod(ctx, vmi, pod)
 		return obs, nil
 	}
 	l, err := c.monitor.Watch(monitor.Target{
@@ -105,7 +114,7 @@ func (c *Controller) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	obs.launcher, obs.state = l, l.State()
 	if obs.state.Ended() {
 		end := vmistatus.EndOfDomain(obs.state.Domain)
-		obs.end = &end
+		obs.end, obs.ended = &end, obs.state.Domain
 	}
 	return obs, nil
 }
@@ -126,24 +135,26 @@ func (c *Controller) observeGonePod(ctx context.Context, vmi *virtv1.VirtualMach
 		}
 	}
 	// The pod and its directory are gone; a watch may still know the end.
+	obs := &observation{}
 	end := vmistatus.LauncherGone("The launcher pod is gone")
 	for uid := range vmi.Status.ActivePods {
 		if l, ok := c.monitor.Get(uid); ok {
 			if st := l.State(); st.Ended() {
-				end = vmistatus.EndOfDomain(st.Domain)
+				end, obs.ended = vmistatus.EndOfDomain(st.Domain), st.Domain
 			}
 		}
 	}
-	return &observation{end: &end}, nil
+	obs.end = &end
+	return obs, nil
 }
 
 // endOfPod is how the guest of an ended launcher pod ended: as its watch
 // saw it, as the launcher recorded it, or as its exit code says.
-func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) *vmistatus.End {
+func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) (*vmistatus.End, *apiv1.Domain) {
 	if l, ok := c.monitor.Get(pod.UID); ok {
 		if st := l.State(); st.Ended() {
 			end := vmistatus.EndOfDomain(st.Domain)
-			return &end
+			return &end, st.Domain
 		}
 	}
 	final, err := monitor.ReadFinalState(c.cfg.PodFiles.PrivateDir(string(pod.UID)))
@@ -152,14 +163,62 @@ func (c *Controller) endOfPod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 	}
 	if final != nil && monitor.Ended(final) {
 		end := vmistatus.EndOfDomain(final)
-		return &end
+		return &end, final
 	}
 	if t := vmipod.ComputeTerminated(pod); t != nil {
 		end := vmistatus.EndOfExit(t, vmi.Status.Phase == virtv1.Running)
-		return &end
+		return &end, nil
 	}
 	end := vmistatus.LauncherGone(fmt.Sprintf("The launcher pod %s ended (%s) %s", pod.Name, pod.Status.Phase, pod.Status.Message))
-	return &end
+	return &end, nil
+}
+
+// blamePod is the end of a guest of a VMI that is not being deleted, with
+// its launcher pod's termination taken into account: a pod evicted,
+// deleted or terminated by its kubelet stopped a guest nobody on the VMI
+// asked to stop (vmistatus.PodTerminated). A pod gone from the API was
+// deleted. A launcher asked to shut down whose pod the cache shows
+// untouched is looked up in the API: the kubelet may have acted on the
+// pod's deletion before the informer delivered it.
+func (c *Controller) blamePod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, obs *observation) (vmistatus.End, error) {
+	end := *obs.end
+	if obs.pod == nil {
+		// Gone from the API: deleted. Blamed when the pod was seen being
+		// terminated, or the launcher said it was told to shut down (its
+		// SIGTERM); a pod that is simply missing (a store restored from a
+		// backup, a force-deletion that killed the launcher unheard)
+		// stays LauncherGone.
+		c.mu.Lock()
+		why := ""
+		for uid := range vmi.Status.ActivePods {
+			if w := c.terminating[uid]; w != "" {
+				why = w
+			}
+		}
+		c.mu.Unlock()
+		if why == "" && obs.ended.GetShutdownRequested() {
+			why = "The launcher pod was deleted"
+		}
+		return vmistatus.PodTerminated(end, obs.ended, why), nil
+	}
+	why := vmistatus.PodTermination(obs.pod)
+	if why == "" && obs.ended.GetShutdownRequested() {
+		pods, err := c.kube.CoreV1().Pods(obs.pod.Namespace).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.AndSelectors(
+				fields.OneTermEqualSelector("metadata.name", obs.pod.Name),
+				fields.OneTermEqualSelector("spec.nodeName", c.cfg.NodeName)).String(),
+		})
+		if err != nil {
+			return end, fmt.Errorf("tell whether the launcher pod was terminated: %w", err)
+		}
+		why = fmt.Sprintf("The launcher pod %s was deleted", obs.pod.Name)
+		for i := range pods.Items {
+			if pods.Items[i].UID == obs.pod.UID {
+				why = vmistatus.PodTermination(&pods.Items[i])
+			}
+		}
+	}
+	return vmistatus.PodTerminated(end, obs.ended, why), nil
 }
 
 // run moves a live VMI along with its domain.
@@ -169,6 +228,9 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 	if d == nil {
 		c.warnUnreachable(vmi, st)
 		return nil // the watch reports as soon as it connects
+	}
+	if started(d) {
+		c.noteTermination(vmi, obs.pod)
 	}
 	if !started(d) {
 		if vmi.Status.Phase != virtv1.Scheduled {
@@ -299,6 +361,9 @@ func (c *Controller) shutdown(ctx context.Context, vmi *virtv1.VirtualMachineIns
 func (c *Controller) finish(ctx context.Context, vmi *virtv1.VirtualMachineInstance, end *vmistatus.End) error {
 	c.mu.Lock()
 	delete(c.shutdownGrace, vmi.UID)
+	for uid := range vmi.Status.ActivePods {
+		delete(c.terminating, uid)
+	}
 	c.mu.Unlock()
 	if end != nil && !vmi.Status.Phase.IsFinal() {
 		next := vmistatus.Ended(vmi, *end, metav1.NewTime(c.clock.Now()))
@@ -323,6 +388,25 @@ func (c *Controller) finish(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 		c.monitor.Forget(uid)
 	}
 	return nil
+}
+
+// noteTermination says once, in a Warning event, that the launcher pod of
+// vmi's running guest is being evicted, deleted or terminated: its
+// launcher is shutting the guest down, and the VMI will fail
+// (PodTerminated).
+func (c *Controller) noteTermination(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) {
+	why := vmistatus.PodTermination(pod)
+	if why == "" {
+		return
+	}
+	c.mu.Lock()
+	noted := c.terminating[pod.UID] != ""
+	c.terminating[pod.UID] = why
+	c.mu.Unlock()
+	if !noted {
+		c.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonPodTerminating,
+			"%s: its launcher shuts the guest down (ACPI power button, destroyed after %ds)", why, gracePeriod(vmi))
+	}
 }
 
 func (c *Controller) warnUnreachable(vmi *virtv1.VirtualMachineInstance, st monitor.State) {

@@ -81,3 +81,63 @@ func LauncherGone(why string) End {
 func SyncFailed(err error) End {
 	return End{virtv1.Failed, virtv1.ReasonSyncFailed, fmt.Sprintf("The launcher could not start the guest: %v", err)}
 }
+
+// evictionByEvictionAPI is the DisruptionTarget reason of a pod evicted
+// through the Eviction API (kubectl drain); client-go names no constant
+// for it.
+const evictionByEvictionAPI = "EvictionByEvictionAPI"
+
+// PodTermination says who stopped the launcher pod, "" when nothing says
+// anyone did: evicted through the Eviction API (kubectl drain), marked
+// for termination by another part of Kubernetes (the DisruptionTarget
+// condition: preemption, taint eviction, the pod garbage collector, the
+// kubelet's node-pressure eviction or graceful node shutdown), evicted by
+// the kubelet, or deleted. Each of them SIGTERMs the launcher, which shuts
+// its guest down. The caller knows the VMI is neither being deleted nor
+// ended, so the platform did not ask for it.
+func PodTermination(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.DisruptionTarget || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		if c.Reason == evictionByEvictionAPI {
+			return fmt.Sprintf("The launcher pod %s was evicted (%s)", pod.Name, c.Message)
+		}
+		return fmt.Sprintf("The launcher pod %s was terminated by Kubernetes (%s: %s)", pod.Name, c.Reason, c.Message)
+	}
+	if pod.Status.Reason == "Evicted" {
+		return fmt.Sprintf("The launcher pod %s was evicted by its kubelet (%s)", pod.Name, pod.Status.Message)
+	}
+	if pod.DeletionTimestamp != nil {
+		return fmt.Sprintf("The launcher pod %s was deleted", pod.Name)
+	}
+	return ""
+}
+
+// PodTerminated is the end of a guest whose launcher pod was stopped from
+// outside (why, from PodTermination): its launcher's SIGTERM shut the guest
+// down, or the grace period ran out, or the launcher went with its pod.
+// That is Failed, PodTerminated: neither the guest nor the VMI's user
+// ended it, and a VM restarts it (KubeVirt too fails a VMI whose pod went
+// away). A guest that powered off on its own before anyone asked (d, the
+// last domain known, says no shutdown was requested) or crashed ends as it
+// did. d may be nil when only the exit code tells.
+func PodTerminated(end End, d *apiv1.Domain, why string) End {
+	switch {
+	case why == "", end.Reason == virtv1.ReasonGuestCrashed:
+		return end
+	case end.Reason == virtv1.ReasonGuestShutdown && d != nil && !d.GetShutdownRequested():
+		return end
+	}
+	return End{virtv1.Failed, virtv1.ReasonPodTerminated, why + "; " + lowerFirst(end.Message)}
+}
+
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' || (len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z') {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}

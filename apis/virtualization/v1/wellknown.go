@@ -74,6 +74,12 @@ const (
 	// ReasonLauncherGone: the launcher stopped answering or exited while the
 	// guest should have been running.
 	ReasonLauncherGone = "LauncherGone"
+	// ReasonPodTerminated: the launcher pod was evicted, deleted, or
+	// terminated by its kubelet while the VMI was neither deleted nor ended,
+	// and its launcher shut the guest down (ACPI, destroyed after the grace
+	// period). Not the user's doing on the VMI, not the guest's: the VMI
+	// fails, so runStrategy Always and RerunOnFailure start it again.
+	ReasonPodTerminated = "PodTerminated"
 	// ReasonSyncFailed: the launcher could not define or start the domain.
 	ReasonSyncFailed = "SyncFailed"
 	// ReasonPVCNotFound: a persistentVolumeClaim volume names a claim that
