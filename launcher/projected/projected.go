@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // File is one file of a projected directory: Name is its slash-separated
@@ -54,17 +55,34 @@ func Read(dir string) ([]File, error) {
 		if err != nil {
 			return fmt.Errorf("projected volume: %w", err)
 		}
-		entries, err := d.ReadDir(MaxFiles + 1)
-		d.Close()
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("projected volume: %w", err)
+		// Read to the end, in chunks: a listing cut short would drop
+		// files silently. The kubelet's own entries (..data and the
+		// timestamped directory) come on top of the files.
+		var entries []os.DirEntry
+		for {
+			chunk, err := d.ReadDir(64)
+			entries = append(entries, chunk...)
+			if err == io.EOF || (err == nil && len(chunk) == 0) {
+				break
+			}
+			if err != nil {
+				d.Close()
+				return fmt.Errorf("projected volume: %w", err)
+			}
+			if len(entries) > MaxFiles+2 {
+				d.Close()
+				return fmt.Errorf("projected volume: more than %d files", MaxFiles)
+			}
 		}
+		d.Close()
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), "..") {
 				continue
 			}
 			name := path.Join(rel, e.Name())
-			f, err := root.Open(name)
+			// O_NONBLOCK: opening a FIFO for reading would wait for a
+			// writer; it is skipped below as not regular.
+			f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return fmt.Errorf("projected volume: %w", err)
 			}
