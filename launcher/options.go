@@ -39,6 +39,8 @@ type Options struct {
 	PVCDeviceDir  string
 	KernelBootDir string
 	SecretsDir    string
+	ConfigDir     string
+	AccessDir     string
 	// ContainerDisks are the containerDisk volumes, whose containers'
 	// records the launcher waits for before it marks its pod ready.
 	ContainerDisks []string
@@ -72,6 +74,8 @@ func NewOptions() *Options {
 		PVCDeviceDir:        layout.PVCDeviceRoot,
 		KernelBootDir:       layout.KernelBootDir,
 		SecretsDir:          layout.SecretDirRoot,
+		ConfigDir:           layout.ConfigDirRoot,
+		AccessDir:           layout.AccessCredentialDirRoot,
 		CapabilitiesSeedDir: layout.CapabilitiesSeedDir,
 		ProbeTimeout:        2 * time.Minute,
 		Linger:              3 * time.Second,
@@ -91,6 +95,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PVCDeviceDir, "pvc-device-dir", o.PVCDeviceDir, "parent of the devices of Block-mode persistentVolumeClaims (<dir>/<volume>)")
 	fs.StringVar(&o.KernelBootDir, "kernel-boot-dir", o.KernelBootDir, "directory of the kernel and initrd of spec.domain.firmware.kernelBoot")
 	fs.StringVar(&o.SecretsDir, "secrets-dir", o.SecretsDir, "parent of the cloud-init secret mounts (<dir>/<volume>/userdata, networkdata)")
+	fs.StringVar(&o.ConfigDir, "config-dir", o.ConfigDir, "parent of the config volumes' mounts (<dir>/<volume>)")
+	fs.StringVar(&o.AccessDir, "access-dir", o.AccessDir, "parent of the access credentials' secret mounts (<dir>/<index>)")
 	fs.StringArrayVar(&o.ContainerDisks, "container-disk", o.ContainerDisks,
 		"a containerDisk volume (repeated for each): the launcher is ready only once its container has written <disks-dir>/<volume>/containerdisk.json")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,

@@ -82,7 +82,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		VMI:         info.Vmi,
 		GracePeriod: time.Duration(o.GracePeriodSeconds) * time.Second,
 		Info:        info,
-		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, PVCDevices: o.PVCDeviceDir, Secrets: o.SecretsDir},
+		Disks:       disk.Dirs{Disks: o.DisksDir, PVCRoot: o.PVCDir, PVCDevices: o.PVCDeviceDir, Secrets: o.SecretsDir, Config: o.ConfigDir, Access: o.AccessDir},
 		Host: domain.Host{
 			Kernel:       layout.Kernel(o.KernelBootDir),
 			Initrd:       layout.Initrd(o.KernelBootDir),

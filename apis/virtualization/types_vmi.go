@@ -90,8 +90,8 @@ type VirtualMachineInstanceSpec struct {
 	// DNSConfig adds to the launcher pod's DNS configuration. Refused: not
 	// implemented yet.
 	DNSConfig *corev1.PodDNSConfig
-	// AccessCredentials put SSH keys or passwords into the guest. Refused:
-	// not implemented yet; put keys into cloud-init user data.
+	// AccessCredentials put SSH keys or passwords into the guest, through
+	// cloud-init or the guest agent (docs/config-volumes.md).
 	AccessCredentials []AccessCredential
 	// Architecture of the guest. Only amd64, the nodes' own, is accepted.
 	Architecture string

@@ -158,7 +158,10 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			// The launcher never talks to the Kubernetes API: the node daemon
 			// drives it over its socket.
 			AutomountServiceAccountToken: ptr.To(false),
-			EnableServiceLinks:           ptr.To(false),
+			// Empty but with a serviceAccount volume, whose token is the
+			// pod's account's.
+			ServiceAccountName: v.serviceAccount,
+			EnableServiceLinks: ptr.To(false),
 			// libvirt daemonizes QEMU, so QEMU's parent is PID 1 of the
 			// container. The launcher is no init and would leave exited
 			// QEMUs as zombies, on which libvirt then waits out its kill

@@ -26311,7 +26311,7 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "AccessCredentials put SSH keys or passwords into the guest. Refused: not implemented yet; put keys into cloud-init user data.",
+							Description: "AccessCredentials put SSH keys or passwords into the guest, through cloud-init or the guest agent (docs/config-volumes.md).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -27713,13 +27713,13 @@ func schema_virt_apis_virtualization_v1_Volume(ref common.ReferenceCallback) com
 					},
 					"cloudInitConfigDrive": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive. Refused: not implemented yet; use cloudInitNoCloud.",
+							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive (label config-2, docs/config-volumes.md).",
 							Ref:         ref(virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
 						},
 					},
 					"sysprep": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Sysprep passes a Windows answer file. Refused: not implemented yet.",
+							Description: "Sysprep passes a Windows answer file on a read-only ISO.",
 							Ref:         ref(virtualizationv1.SysprepSource{}.OpenAPIModelName()),
 						},
 					},
@@ -27737,25 +27737,25 @@ func schema_virt_apis_virtualization_v1_Volume(ref common.ReferenceCallback) com
 					},
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ConfigMap attaches a ConfigMap as an ISO disk. Refused: not implemented yet.",
+							Description: "ConfigMap attaches a ConfigMap as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"secret": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Secret attaches a Secret as an ISO disk. Refused: not implemented yet.",
+							Description: "Secret attaches a Secret as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.SecretVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"downwardAPI": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DownwardAPI attaches pod information as an ISO disk. Refused: not implemented yet.",
+							Description: "DownwardAPI attaches pod information as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"serviceAccount": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceAccount attaches a service account's token as an ISO disk. Refused: not implemented yet.",
+							Description: "ServiceAccount attaches a service account's token, the cluster's CA and the namespace as a read-only ISO disk. One per VMI.",
 							Ref:         ref(virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
 						},
 					},
@@ -27915,13 +27915,13 @@ func schema_virt_apis_virtualization_v1_VolumeSource(ref common.ReferenceCallbac
 					},
 					"cloudInitConfigDrive": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive. Refused: not implemented yet; use cloudInitNoCloud.",
+							Description: "CloudInitConfigDrive passes cloud-init data through an OpenStack config drive (label config-2, docs/config-volumes.md).",
 							Ref:         ref(virtualizationv1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
 						},
 					},
 					"sysprep": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Sysprep passes a Windows answer file. Refused: not implemented yet.",
+							Description: "Sysprep passes a Windows answer file on a read-only ISO.",
 							Ref:         ref(virtualizationv1.SysprepSource{}.OpenAPIModelName()),
 						},
 					},
@@ -27939,25 +27939,25 @@ func schema_virt_apis_virtualization_v1_VolumeSource(ref common.ReferenceCallbac
 					},
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ConfigMap attaches a ConfigMap as an ISO disk. Refused: not implemented yet.",
+							Description: "ConfigMap attaches a ConfigMap as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.ConfigMapVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"secret": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Secret attaches a Secret as an ISO disk. Refused: not implemented yet.",
+							Description: "Secret attaches a Secret as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.SecretVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"downwardAPI": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DownwardAPI attaches pod information as an ISO disk. Refused: not implemented yet.",
+							Description: "DownwardAPI attaches pod information as a read-only ISO disk.",
 							Ref:         ref(virtualizationv1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 					"serviceAccount": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceAccount attaches a service account's token as an ISO disk. Refused: not implemented yet.",
+							Description: "ServiceAccount attaches a service account's token, the cluster's CA and the namespace as a read-only ISO disk. One per VMI.",
 							Ref:         ref(virtualizationv1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
 						},
 					},

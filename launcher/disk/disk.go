@@ -8,7 +8,11 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/accesscredential"
+	"kubevirt.dev/virt/launcher/configdrive"
 	"kubevirt.dev/virt/launcher/domain"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/launcher/nocloud"
@@ -26,6 +30,12 @@ type Dirs struct {
 	// are mounted at layout.UserDataSecretDir(Secrets, V) and
 	// layout.NetworkDataSecretDir(Secrets, V).
 	Secrets string
+	// Config is layout.ConfigDirRoot: config volume V is projected at
+	// layout.ConfigDir(Config, V).
+	Config string
+	// Access is layout.AccessCredentialDirRoot: the secret of the i-th
+	// access credential is projected at layout.AccessCredentialDir(Access, i).
+	Access string
 }
 
 // Prepare makes the file of every volume of vmi ready and returns them by
@@ -48,7 +58,15 @@ func Prepare(vmi *virtv1.VirtualMachineInstance, dirs Dirs) (map[string]domain.D
 		case v.EmptyDisk != nil:
 			d, err = emptyDisk(layout.DiskImage(dirs.Disks, v.Name), v.EmptyDisk.Capacity.Value())
 		case v.CloudInitNoCloud != nil:
-			d, err = noCloud(layout.NoCloudISO(dirs.Disks, v.Name), dirs.Secrets, v.Name, vmi, v.CloudInitNoCloud)
+			d, err = noCloud(layout.NoCloudISO(dirs.Disks, v.Name), dirs, v.Name, vmi, v.CloudInitNoCloud)
+		case v.CloudInitConfigDrive != nil:
+			d, err = configDrive(layout.ConfigISO(dirs.Disks, v.Name), dirs, v.Name, vmi, v.CloudInitConfigDrive)
+		case isConfig(&v):
+			iso, dir := configISO(dirs, &v)
+			d, err = configDisk(iso, dir, configLabel(&v))
+		case v.Sysprep != nil:
+			iso, dir := configISO(dirs, &v)
+			d, err = sysprepDisk(iso, dir)
 		default:
 			err = fmt.Errorf("no supported volume source")
 		}
@@ -118,35 +136,85 @@ func emptyDisk(path string, capacity int64) (domain.Disk, error) {
 	return d, f.Close()
 }
 
-func noCloud(path, secretDirRoot, volume string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
+func noCloud(path string, dirs Dirs, volume string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitNoCloudSource) (domain.Disk, error) {
 	d := domain.Disk{Path: path, Format: domain.FormatRaw}
-	user, err := pick("userData", src.UserData, src.UserDataBase64)
+	c, err := cloudInitDocs("cloudInitNoCloud", dirs.Secrets, volume, cloudInitSource{
+		userData: src.UserData, userDataBase64: src.UserDataBase64, secretRef: src.SecretRef,
+		networkData: src.NetworkData, networkDataBase64: src.NetworkDataBase64, networkDataSecretRef: src.NetworkDataSecretRef,
+	})
 	if err != nil {
 		return d, err
 	}
-	if src.SecretRef != nil {
-		if user, err = secretKey(layout.UserDataSecretDir(secretDirRoot, volume), "userdata", "userData"); err != nil {
-			return d, fmt.Errorf("cloudInitNoCloud secretRef %s: %w", src.SecretRef.Name, err)
-		}
-	}
-	network, err := pick("networkData", src.NetworkData, src.NetworkDataBase64)
+	keys, err := accesscredential.PublicKeys(vmi, dirs.Access, accesscredential.NoCloud)
 	if err != nil {
 		return d, err
 	}
-	if src.NetworkDataSecretRef != nil {
-		if network, err = secretKey(layout.NetworkDataSecretDir(secretDirRoot, volume), "networkdata", "networkData"); err != nil {
-			return d, fmt.Errorf("cloudInitNoCloud networkDataSecretRef %s: %w", src.NetworkDataSecretRef.Name, err)
-		}
-	}
-	hostname := vmi.Spec.Hostname
-	if hostname == "" {
-		hostname = vmi.Name
-	}
-	data := nocloud.Data{UserData: user, MetaData: nocloud.MetaData(string(vmi.UID), hostname), NetworkConfig: network}
+	data := nocloud.Data{UserData: c.user, MetaData: nocloud.MetaData(string(vmi.UID), hostname(vmi), keys...), NetworkConfig: c.network}
 	if err := nocloud.Write(path, data); err != nil {
 		return d, fmt.Errorf("cloudInitNoCloud: %w", err)
 	}
 	return d, nil
+}
+
+func configDrive(path string, dirs Dirs, volume string, vmi *virtv1.VirtualMachineInstance, src *virtv1.CloudInitConfigDriveSource) (domain.Disk, error) {
+	d := domain.Disk{Path: path, Format: domain.FormatRaw, ReadOnly: true}
+	c, err := cloudInitDocs("cloudInitConfigDrive", dirs.Secrets, volume, cloudInitSource{
+		userData: src.UserData, userDataBase64: src.UserDataBase64, secretRef: src.SecretRef,
+		networkData: src.NetworkData, networkDataBase64: src.NetworkDataBase64, networkDataSecretRef: src.NetworkDataSecretRef,
+	})
+	if err != nil {
+		return d, err
+	}
+	keys, err := accesscredential.PublicKeys(vmi, dirs.Access, accesscredential.ConfigDrive)
+	if err != nil {
+		return d, err
+	}
+	data := configdrive.Data{InstanceID: string(vmi.UID), Hostname: hostname(vmi), PublicKeys: keys, UserData: c.user, NetworkData: c.network}
+	if err := configdrive.Write(path, data); err != nil {
+		return d, fmt.Errorf("cloudInitConfigDrive: %w", err)
+	}
+	return d, nil
+}
+
+func hostname(vmi *virtv1.VirtualMachineInstance) string {
+	if vmi.Spec.Hostname != "" {
+		return vmi.Spec.Hostname
+	}
+	return vmi.Name
+}
+
+// cloudInitSource is what cloudInitNoCloud and cloudInitConfigDrive share.
+type cloudInitSource struct {
+	userData, userDataBase64       string
+	secretRef                      *corev1.LocalObjectReference
+	networkData, networkDataBase64 string
+	networkDataSecretRef           *corev1.LocalObjectReference
+}
+
+type cloudInitContent struct{ user, network string }
+
+// cloudInitDocs resolves the user and network data of a cloud-init volume
+// from the spec or from its secrets, mounted below secretDirRoot.
+func cloudInitDocs(kind, secretDirRoot, volume string, src cloudInitSource) (cloudInitContent, error) {
+	var c cloudInitContent
+	var err error
+	if c.user, err = pick(kind, "userData", src.userData, src.userDataBase64); err != nil {
+		return c, err
+	}
+	if src.secretRef != nil {
+		if c.user, err = secretKey(layout.UserDataSecretDir(secretDirRoot, volume), "userdata", "userData"); err != nil {
+			return c, fmt.Errorf("%s secretRef %s: %w", kind, src.secretRef.Name, err)
+		}
+	}
+	if c.network, err = pick(kind, "networkData", src.networkData, src.networkDataBase64); err != nil {
+		return c, err
+	}
+	if src.networkDataSecretRef != nil {
+		if c.network, err = secretKey(layout.NetworkDataSecretDir(secretDirRoot, volume), "networkdata", "networkData"); err != nil {
+			return c, fmt.Errorf("%s networkDataSecretRef %s: %w", kind, src.networkDataSecretRef.Name, err)
+		}
+	}
+	return c, nil
 }
 
 // secretKey reads the first of keys present in a mounted secret's directory.
@@ -164,16 +232,16 @@ func secretKey(dir string, keys ...string) (string, error) {
 }
 
 // pick returns the plain or the base64 form of a cloud-init document.
-func pick(field, plain, b64 string) (string, error) {
+func pick(kind, field, plain, b64 string) (string, error) {
 	if plain != "" && b64 != "" {
-		return "", fmt.Errorf("cloudInitNoCloud: %s and %sBase64 are exclusive", field, field)
+		return "", fmt.Errorf("%s: %s and %sBase64 are exclusive", kind, field, field)
 	}
 	if b64 == "" {
 		return plain, nil
 	}
 	b, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return "", fmt.Errorf("cloudInitNoCloud: %sBase64: %w", field, err)
+		return "", fmt.Errorf("%s: %sBase64: %w", kind, field, err)
 	}
 	return string(b), nil
 }

@@ -83,6 +83,9 @@ func setDisks(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, host Hos
 		}
 		dd.Target = &libvirtxml.DomainDiskTarget{Dev: prefix + driveLetters(next[prefix]), Bus: string(bus), Tray: tray}
 		next[prefix]++
+		if file.ReadOnly {
+			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+		}
 		if disk.BootOrder != nil {
 			dd.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*disk.BootOrder)}
 		}

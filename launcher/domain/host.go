@@ -67,6 +67,10 @@ type Disk struct {
 	Format string
 	// Block says Path is a block device (a Block-mode claim), not a file.
 	Block bool
+	// ReadOnly makes the guest's disk read-only whatever the spec says: a
+	// config volume's ISO or a config drive is the launcher's, rebuilt at
+	// each start, never the guest's to write.
+	ReadOnly bool
 }
 
 // EFIFirmware are the OVMF images: code and the template of the variable

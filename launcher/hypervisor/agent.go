@@ -129,3 +129,19 @@ func guestInfo(gi *libvirt.DomainGuestInfo) GuestInfo {
 	}
 	return info
 }
+
+// SetAuthorizedSSHKeys replaces user's authorized_keys in the guest with
+// keys, through the guest agent (virDomainAuthorizedSSHKeysSet).
+func (c *Conn) SetAuthorizedSSHKeys(name, user string, keys []string) error {
+	return c.do(name, "set SSH keys through the guest agent of", func(d *libvirt.Domain) error {
+		return d.AuthorizedSSHKeysSet(user, keys, 0)
+	})
+}
+
+// SetUserPassword sets user's password in the guest through the guest agent
+// (virDomainSetUserPassword), in clear text as the agent takes it.
+func (c *Conn) SetUserPassword(name, user, password string) error {
+	return c.do(name, "set a password through the guest agent of", func(d *libvirt.Domain) error {
+		return d.SetUserPassword(user, password, 0)
+	})
+}

@@ -1,6 +1,9 @@
 package layout
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strconv"
+)
 
 // ComputeContainer is the name of the launcher pod's container that runs
 // virt-launcher: the controller builds it, the node reads its termination.
@@ -61,6 +64,18 @@ const (
 	// secret's keys as files.
 	SecretDirRoot = "/var/run/virt-secrets"
 
+	// ConfigDirRoot is the parent of the mounts of config volumes
+	// (configMap, secret, downwardAPI, serviceAccount, sysprep): volume V
+	// is projected by the kubelet, read-only, at ConfigDir(ConfigDirRoot, V)
+	// and the launcher turns that directory into the ISO ConfigISO.
+	ConfigDirRoot = "/var/run/virt-config"
+	// AccessCredentialDirRoot is the parent of the mounts of the secrets of
+	// spec.accessCredentials: the i-th credential's secret is at
+	// AccessCredentialDir(AccessCredentialDirRoot, i). The kubelet keeps
+	// them current, so the launcher re-applies a changed one through the
+	// guest agent.
+	AccessCredentialDirRoot = "/var/run/virt-access"
+
 	// PVCDirRoot is the parent of the mount points of persistentVolumeClaim
 	// volumes: the claim of volume V is mounted at PVCDirRoot/V and its disk
 	// image is the file disk.img inside (KubeVirt's filesystem-PVC convention).
@@ -112,6 +127,8 @@ const (
 	DiskImageName = "disk.img"
 	// NoCloudISOName is the cloud-init NoCloud ISO of a volume.
 	NoCloudISOName = "nocloud.iso"
+	// ConfigISOName is the ISO of a config volume or a config drive.
+	ConfigISOName = "config.iso"
 	// KernelName and InitrdName are the files of KernelBootDir.
 	KernelName = "kernel"
 	InitrdName = "initrd"
@@ -176,6 +193,23 @@ func PVCDevice(deviceRoot, volume string) string {
 // NoCloudISO is the cloud-init NoCloud ISO of a volume below DisksDir.
 func NoCloudISO(disksDir, volume string) string {
 	return filepath.Join(disksDir, volume, NoCloudISOName)
+}
+
+// ConfigISO is the ISO of a config volume (or a cloudInitConfigDrive) below
+// DisksDir.
+func ConfigISO(disksDir, volume string) string {
+	return filepath.Join(disksDir, volume, ConfigISOName)
+}
+
+// ConfigDir is where config volume V is projected below ConfigDirRoot.
+func ConfigDir(configDirRoot, volume string) string {
+	return filepath.Join(configDirRoot, volume)
+}
+
+// AccessCredentialDir is where the secret of the i-th access credential is
+// projected below AccessCredentialDirRoot.
+func AccessCredentialDir(root string, i int) string {
+	return filepath.Join(root, strconv.Itoa(i))
 }
 
 // UserDataSecretDir is where the user-data secret (cloudInitNoCloud

@@ -1,4 +1,4 @@
-// Package nocloud writes cloud-init NoCloud ISOs: an ISO 9660 image labelled
+// Package nocloud writes cloud-init NoCloud ISOs (through launcher/isoimage): an ISO 9660 image labelled
 // cidata holding user-data, meta-data and, when given, network-config. It is
 // pure Go, so the launcher image needs no genisoimage.
 //

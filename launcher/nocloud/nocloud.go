@@ -1,12 +1,12 @@
 package nocloud
 
 import (
+	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 
-	"github.com/kdomanski/iso9660"
+	"kubevirt.dev/virt/launcher/isoimage"
 )
 
 // VolumeLabel is the label cloud-init's NoCloud datasource looks for.
@@ -21,50 +21,35 @@ type Data struct {
 }
 
 // MetaData is a NoCloud meta-data document. cloud-init reruns its per-instance
-// modules when instanceID changes.
-func MetaData(instanceID, hostname string) string {
-	return fmt.Sprintf("instance-id: %s\nlocal-hostname: %s\n", instanceID, hostname)
+// modules when instanceID changes. publicKeys, when any, go under
+// public-keys, which cloud-init adds to the default user's authorized_keys
+// (KubeVirt's accessCredentials with propagationMethod noCloud).
+func MetaData(instanceID, hostname string, publicKeys ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "instance-id: %s\nlocal-hostname: %s\n", instanceID, hostname)
+	if len(publicKeys) > 0 {
+		b.WriteString("public-keys:\n")
+		for i, k := range publicKeys {
+			// A JSON string is a YAML double-quoted scalar: a key's
+			// content cannot break out of its line.
+			q, _ := json.Marshal(k)
+			fmt.Fprintf(&b, "  %q: %s\n", strconv.Itoa(i), q)
+		}
+	}
+	return b.String()
 }
 
 // Write writes the ISO to path, replacing it atomically.
 func Write(path string, data Data) error {
-	w, err := iso9660.NewWriter()
-	if err != nil {
-		return fmt.Errorf("nocloud ISO: %w", err)
-	}
-	defer w.Cleanup()
-	files := []struct{ name, content string }{
-		{"user-data", data.UserData},
-		{"meta-data", data.MetaData},
+	files := []isoimage.File{
+		{Name: "user-data", Data: []byte(data.UserData)},
+		{Name: "meta-data", Data: []byte(data.MetaData)},
 	}
 	if data.NetworkConfig != "" {
-		files = append(files, struct{ name, content string }{"network-config", data.NetworkConfig})
+		files = append(files, isoimage.File{Name: "network-config", Data: []byte(data.NetworkConfig)})
 	}
-	for _, f := range files {
-		if err := w.AddFile(strings.NewReader(f.content), f.name); err != nil {
-			return fmt.Errorf("nocloud ISO: add %s: %w", f.name, err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("nocloud ISO: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".nocloud-*")
-	if err != nil {
-		return fmt.Errorf("nocloud ISO: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := w.WriteTo(tmp, VolumeLabel); err != nil {
-		tmp.Close()
-		return fmt.Errorf("nocloud ISO: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("nocloud ISO: write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("nocloud ISO: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("nocloud ISO: %w", err)
+	if err := isoimage.Write(path, VolumeLabel, files); err != nil {
+		return fmt.Errorf("nocloud: %w", err)
 	}
 	return nil
 }

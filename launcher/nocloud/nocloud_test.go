@@ -81,3 +81,11 @@ func readISO(t *testing.T, path string) map[string]string {
 	}
 	return out
 }
+
+func TestMetaDataPublicKeys(t *testing.T) {
+	got := MetaData("i", "h", "ssh-ed25519 AAAA a@b", "ssh-rsa B\"x\nevil: 1")
+	want := "instance-id: i\nlocal-hostname: h\npublic-keys:\n  \"0\": \"ssh-ed25519 AAAA a@b\"\n  \"1\": \"ssh-rsa B\\\"x\\nevil: 1\"\n"
+	if got != want {
+		t.Errorf("MetaData = %q, want %q", got, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/accesscredential"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/disk"
 	"kubevirt.dev/virt/launcher/domain"
@@ -59,6 +60,7 @@ type Server struct {
 	domain *supervisor.Supervisor
 	leases *lease.Set
 	agent  *guestagent.Reporter
+	creds  *accesscredential.Propagator
 }
 
 // New returns a server for the domain of cfg.VMI on conn. Run must be running
@@ -86,8 +88,11 @@ func newServer(conn *hypervisor.Conn, agent guestagent.Agent, cfg Config) *Serve
 		FinalStateFile:  cfg.FinalStateFile,
 		RepressInterval: cfg.RepressInterval,
 	}, supervisor.Hooks{
-		Describe:       s.describe,
-		AgentConnected: func(ctx context.Context, connected bool) { s.agent.SetConnected(ctx, connected) },
+		Describe: s.describe,
+		AgentConnected: func(ctx context.Context, connected bool) {
+			s.agent.SetConnected(ctx, connected)
+			s.creds.SetConnected(ctx, connected)
+		},
 	})
 	s.leases = lease.New(lease.Config{
 		ResolvConf: cfg.ResolvConf,
@@ -103,6 +108,10 @@ func newServer(conn *hypervisor.Conn, agent guestagent.Agent, cfg Config) *Serve
 		OnChange: func() {
 			s.domain.Changed(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_AGENT, Detail: "guest info"})
 		},
+	})
+	s.creds = accesscredential.New(conn, accesscredential.Config{
+		Domain: s.domain.Name(),
+		Root:   cfg.Disks.Access,
 	})
 	return s
 }
@@ -163,6 +172,7 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 		return nil, status.Errorf(codes.InvalidArgument, "VMI %s/%s (uid %s) is not this launcher's %s/%s (uid %s)",
 			vmi.Namespace, vmi.Name, vmi.UID, ref.Namespace, ref.Name, ref.Uid)
 	}
+	s.creds.SetVMI(vmi)
 	serveLeases := func() error {
 		if err := s.leases.Serve(ctx, vmi.Name, req.GetInterfaces()); err != nil {
 			if errors.Is(err, lease.ErrInvalid) {

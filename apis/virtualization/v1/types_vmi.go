@@ -124,8 +124,8 @@ type VirtualMachineInstanceSpec struct {
 	// implemented yet.
 	// +optional
 	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty" protobuf:"bytes,19,opt,name=dnsConfig"`
-	// AccessCredentials put SSH keys or passwords into the guest. Refused:
-	// not implemented yet; put keys into cloud-init user data.
+	// AccessCredentials put SSH keys or passwords into the guest, through
+	// cloud-init or the guest agent (docs/config-volumes.md).
 	// +optional
 	// +listType=atomic
 	AccessCredentials []AccessCredential `json:"accessCredentials,omitempty" protobuf:"bytes,20,rep,name=accessCredentials"`

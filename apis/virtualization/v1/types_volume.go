@@ -34,10 +34,10 @@ type VolumeSource struct {
 	// +optional
 	HostDisk *HostDisk `json:"hostDisk,omitempty" protobuf:"bytes,5,opt,name=hostDisk"`
 	// CloudInitConfigDrive passes cloud-init data through an OpenStack
-	// config drive. Refused: not implemented yet; use cloudInitNoCloud.
+	// config drive (label config-2, docs/config-volumes.md).
 	// +optional
 	CloudInitConfigDrive *CloudInitConfigDriveSource `json:"cloudInitConfigDrive,omitempty" protobuf:"bytes,6,opt,name=cloudInitConfigDrive"`
-	// Sysprep passes a Windows answer file. Refused: not implemented yet.
+	// Sysprep passes a Windows answer file on a read-only ISO.
 	// +optional
 	Sysprep *SysprepSource `json:"sysprep,omitempty" protobuf:"bytes,7,opt,name=sysprep"`
 	// Ephemeral puts a copy-on-write layer that lives as long as the VMI
@@ -49,20 +49,17 @@ type VolumeSource struct {
 	// platform; use persistentVolumeClaim.
 	// +optional
 	DataVolume *DataVolumeSource `json:"dataVolume,omitempty" protobuf:"bytes,9,opt,name=dataVolume"`
-	// ConfigMap attaches a ConfigMap as an ISO disk. Refused: not
-	// implemented yet.
+	// ConfigMap attaches a ConfigMap as a read-only ISO disk.
 	// +optional
 	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty" protobuf:"bytes,10,opt,name=configMap"`
-	// Secret attaches a Secret as an ISO disk. Refused: not implemented
-	// yet.
+	// Secret attaches a Secret as a read-only ISO disk.
 	// +optional
 	Secret *SecretVolumeSource `json:"secret,omitempty" protobuf:"bytes,11,opt,name=secret"`
-	// DownwardAPI attaches pod information as an ISO disk. Refused: not
-	// implemented yet.
+	// DownwardAPI attaches pod information as a read-only ISO disk.
 	// +optional
 	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty" protobuf:"bytes,12,opt,name=downwardAPI"`
-	// ServiceAccount attaches a service account's token as an ISO disk.
-	// Refused: not implemented yet.
+	// ServiceAccount attaches a service account's token, the cluster's CA
+	// and the namespace as a read-only ISO disk. One per VMI.
 	// +optional
 	ServiceAccount *ServiceAccountVolumeSource `json:"serviceAccount,omitempty" protobuf:"bytes,13,opt,name=serviceAccount"`
 	// DownwardMetrics attaches host metrics as a small disk. Refused: no

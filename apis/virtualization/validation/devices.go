@@ -81,11 +81,20 @@ func validateVolumeSource(src *virtualization.VolumeSource, fldPath *field.Path)
 			allErrs = append(allErrs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), "the name of a claim in the VMI's namespace"))
 		}
 	}
+	if ci := src.CloudInitConfigDrive; ci != nil {
+		set++
+		allErrs = append(allErrs, validateCloudInit((*virtualization.CloudInitNoCloudSource)(ci), fldPath.Child("cloudInitConfigDrive"))...)
+	}
+	for _, given := range []bool{src.Sysprep != nil, src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil, src.ServiceAccount != nil} {
+		if given {
+			set++
+		}
+	}
+	allErrs = append(allErrs, validateConfigVolume(src, fldPath)...)
 	// The sources this platform refuses (unsupported.go, notimplemented.go)
 	// still count: a volume has one source, whichever.
-	for _, given := range []bool{src.HostDisk != nil, src.CloudInitConfigDrive != nil, src.Sysprep != nil, src.Ephemeral != nil,
-		src.DataVolume != nil, src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil, src.ServiceAccount != nil,
-		src.DownwardMetrics != nil, src.MemoryDump != nil, src.ContainerPath != nil} {
+	for _, given := range []bool{src.HostDisk != nil, src.Ephemeral != nil,
+		src.DataVolume != nil, src.DownwardMetrics != nil, src.MemoryDump != nil, src.ContainerPath != nil} {
 		if given {
 			set++
 		}

@@ -108,8 +108,8 @@ func TestValidateHardware(t *testing.T) {
 			v.Spec.Domain.Devices.TPM = &virtualization.TPMDevice{Enabled: ptr.To(true), Persistent: ptr.To(true)}
 		}, wantPaths: []string{"spec.domain.devices.tpm.persistent"}},
 		{name: "a volume has one source, refused or not", mutate: func(v *virtualization.VirtualMachineInstance) {
-			v.Spec.Volumes[0].ConfigMap = &virtualization.ConfigMapVolumeSource{Name: "c"}
-		}, wantPaths: []string{"spec.volumes[0]", "spec.volumes[0].configMap"}},
+			v.Spec.Volumes[0].Ephemeral = &virtualization.EphemeralVolumeSource{}
+		}, wantPaths: []string{"spec.volumes[0]", "spec.volumes[0].ephemeral"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

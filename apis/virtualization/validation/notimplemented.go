@@ -45,9 +45,6 @@ func validateNotImplementedSpec(spec *virtualization.VirtualMachineInstanceSpec,
 	if spec.DNSConfig != nil {
 		add(notImplemented(fldPath.Child("dnsConfig"), "a DNS configuration is", "the guest gets the cluster's DNS"))
 	}
-	if len(spec.AccessCredentials) > 0 {
-		add(notImplemented(fldPath.Child("accessCredentials"), "access credentials are", "put SSH keys into the cloud-init user data (ssh_authorized_keys)"))
-	}
 	d := &spec.Domain
 	dp := fldPath.Child("domain")
 	if d.RebootPolicy != nil && *d.RebootPolicy == virtualization.RebootPolicyTerminate {
@@ -95,27 +92,8 @@ func validateNotImplementedSpec(spec *virtualization.VirtualMachineInstanceSpec,
 func validateNotImplementedVolume(src *virtualization.VolumeSource, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	add := func(e *field.Error) { errs = append(errs, e) }
-	const disk = "use a containerDisk, emptyDisk, cloudInitNoCloud or persistentVolumeClaim volume"
-	if src.CloudInitConfigDrive != nil {
-		add(notImplemented(fldPath.Child("cloudInitConfigDrive"), "cloud-init config drives are", "use cloudInitNoCloud"))
-	}
-	if src.Sysprep != nil {
-		add(notImplemented(fldPath.Child("sysprep"), "sysprep volumes are", ""))
-	}
 	if src.Ephemeral != nil {
 		add(notImplemented(fldPath.Child("ephemeral"), "ephemeral volumes are", "use a persistentVolumeClaim or a containerDisk volume"))
-	}
-	if src.ConfigMap != nil {
-		add(notImplemented(fldPath.Child("configMap"), "ConfigMap volumes are", disk))
-	}
-	if src.Secret != nil {
-		add(notImplemented(fldPath.Child("secret"), "Secret volumes are", disk))
-	}
-	if src.DownwardAPI != nil {
-		add(notImplemented(fldPath.Child("downwardAPI"), "downward API volumes are", disk))
-	}
-	if src.ServiceAccount != nil {
-		add(notImplemented(fldPath.Child("serviceAccount"), "service account volumes are", disk))
 	}
 	if src.ContainerPath != nil {
 		add(notImplemented(fldPath.Child("containerPath"), "container path volumes are", "the launcher runs no virtiofsd"))

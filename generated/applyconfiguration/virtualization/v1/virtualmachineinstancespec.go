@@ -80,8 +80,8 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// DNSConfig adds to the launcher pod's DNS configuration. Refused: not
 	// implemented yet.
 	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
-	// AccessCredentials put SSH keys or passwords into the guest. Refused:
-	// not implemented yet; put keys into cloud-init user data.
+	// AccessCredentials put SSH keys or passwords into the guest, through
+	// cloud-init or the guest agent (docs/config-volumes.md).
 	AccessCredentials []AccessCredentialApplyConfiguration `json:"accessCredentials,omitempty"`
 	// Architecture of the guest. Only amd64, the nodes' own, is accepted.
 	Architecture *string `json:"architecture,omitempty"`

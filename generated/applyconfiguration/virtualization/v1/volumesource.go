@@ -41,9 +41,9 @@ type VolumeSourceApplyConfiguration struct {
 	// unprivileged and sees no path of the node.
 	HostDisk *HostDiskApplyConfiguration `json:"hostDisk,omitempty"`
 	// CloudInitConfigDrive passes cloud-init data through an OpenStack
-	// config drive. Refused: not implemented yet; use cloudInitNoCloud.
+	// config drive (label config-2, docs/config-volumes.md).
 	CloudInitConfigDrive *CloudInitConfigDriveSourceApplyConfiguration `json:"cloudInitConfigDrive,omitempty"`
-	// Sysprep passes a Windows answer file. Refused: not implemented yet.
+	// Sysprep passes a Windows answer file on a read-only ISO.
 	Sysprep *SysprepSourceApplyConfiguration `json:"sysprep,omitempty"`
 	// Ephemeral puts a copy-on-write layer that lives as long as the VMI
 	// over a claim. Refused: not implemented yet.
@@ -52,17 +52,14 @@ type VolumeSourceApplyConfiguration struct {
 	// Containerized Data Importer (CDI) is not installed with this
 	// platform; use persistentVolumeClaim.
 	DataVolume *DataVolumeSourceApplyConfiguration `json:"dataVolume,omitempty"`
-	// ConfigMap attaches a ConfigMap as an ISO disk. Refused: not
-	// implemented yet.
+	// ConfigMap attaches a ConfigMap as a read-only ISO disk.
 	ConfigMap *ConfigMapVolumeSourceApplyConfiguration `json:"configMap,omitempty"`
-	// Secret attaches a Secret as an ISO disk. Refused: not implemented
-	// yet.
+	// Secret attaches a Secret as a read-only ISO disk.
 	Secret *SecretVolumeSourceApplyConfiguration `json:"secret,omitempty"`
-	// DownwardAPI attaches pod information as an ISO disk. Refused: not
-	// implemented yet.
+	// DownwardAPI attaches pod information as a read-only ISO disk.
 	DownwardAPI *DownwardAPIVolumeSourceApplyConfiguration `json:"downwardAPI,omitempty"`
-	// ServiceAccount attaches a service account's token as an ISO disk.
-	// Refused: not implemented yet.
+	// ServiceAccount attaches a service account's token, the cluster's CA
+	// and the namespace as a read-only ISO disk. One per VMI.
 	ServiceAccount *ServiceAccountVolumeSourceApplyConfiguration `json:"serviceAccount,omitempty"`
 	// DownwardMetrics attaches host metrics as a small disk. Refused: no
 	// node component serves the metrics.
