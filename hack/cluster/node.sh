@@ -336,9 +336,19 @@ nodes_reconcile() {
   for k in $(existing_nodes); do
     [ "${k}" -gt "${count}" ] && node_remove "${k}"
   done
+  # The namespaces one after the other (they share the bridge and
+  # /run/netns, which the first creates), then the nodes in parallel: a
+  # fresh node spends most of its time importing images.
   for ((k = 2; k <= count; k++)); do
-    node_up "${k}"
+    (node_env "${k}" && node_cgroups_up && node_net_up && node_mnt_up)
   done
+  local pids=() failed=0 p
+  for ((k = 2; k <= count; k++)); do
+    node_up "${k}" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "${p}" || failed=1; done
+  [ "${failed}" = 0 ] || die "an extra node did not come up (its log lines above)"
   [ "${count}" -gt 1 ] || nodes_net_down
   echo "${count}" >"${NODES_FILE}"
 }

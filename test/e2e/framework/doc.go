@@ -8,7 +8,11 @@
 // cluster of ${VIRT_STATE} when it already runs healthy (and leaves it
 // running), and otherwise brings it up and tears it down in Teardown, unless
 // VIRT_E2E_KEEP_CLUSTER=1. It needs root, as `make up` does, and fails,
-// never skips, when something is missing.
+// never skips, when something is missing. The cluster it gives has one
+// node, whatever an earlier `make up NODES=N` left; SetupNodes, SetNodes
+// and Attach are for suites of several nodes (test/nodes), and Nodes,
+// KillNode, StopNode, StartNode, NodeKubeletRoot and NodeOfProcess tell
+// the nodes apart and act on one (hack/cluster/node.sh).
 //
 // It imports the platform's API types and generated clientset. It must not
 // import the components themselves, so the tests see the platform as a user

@@ -13,8 +13,9 @@ import (
 // Leftovers lists what of the local cluster still exists on the host: its
 // daemons (Kubernetes binaries or containerd working on its state
 // directory), containerd shims of its socket, processes in the pods'
-// cgroups, mounts under its state directory, its bridge. After `make down`
-// the list must be empty.
+// cgroups, mounts under its state directory, its bridge, and the extra
+// nodes' links, network namespaces and cgroups. After `make down` the list
+// must be empty.
 func (c *Cluster) Leftovers() ([]string, error) {
 	var left []string
 	procs, err := filepath.Glob("/proc/[0-9]*")
@@ -72,6 +73,30 @@ func (c *Cluster) Leftovers() ([]string, error) {
 	}
 	if _, err := net.InterfaceByName(c.Bridge); err == nil {
 		left = append(left, "bridge "+c.Bridge)
+	}
+	// The extra nodes' (hack/cluster/node.sh): their host links (the
+	// bridge virtdevn0, a veth virtdevnK each), network namespaces and
+	// cgroup parents. Their processes are among the daemons above.
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "virtdevn") {
+			left = append(left, "node link "+i.Name)
+		}
+	}
+	first := "virt-node" // NODE_NAME, the extra nodes' names' prefix
+	if len(c.nodes) > 0 {
+		first = c.nodes[0]
+	}
+	netns, _ := filepath.Glob("/run/netns/" + first + "-*")
+	for _, n := range netns {
+		left = append(left, "node network namespace "+filepath.Base(n))
+	}
+	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/" + first + "-*")
+	for _, d := range cgroups {
+		left = append(left, "node cgroup "+d)
 	}
 	return left, nil
 }
