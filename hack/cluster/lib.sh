@@ -26,10 +26,13 @@ CNI_NETWORK="virt-dev"
 NODE_IP="${HOST_IP}"
 POD_GATEWAY="${HOST_IP}"
 KUBELET_EXTRA=""
-# Every pod network of every node lies in NODES_CIDR: pods route it to
-# their node, nodes to the host, and the host holds it unreachable beyond
-# the routes of the nodes that exist, so none of it leaves the machine.
-NODES_CIDR="198.18.0.0/15"
+# Every pod network of every node and the node network lie in NODES_CIDR:
+# pods route it to their node, nodes to the host, and the host holds it
+# unreachable beyond the routes of the nodes that exist, so none of it
+# leaves the machine. Not the /15: SERVICE_CIDR must stay routable on the
+# host, whose own connections to a ClusterIP are routed before kube-proxy's
+# DNAT rewrites them.
+NODES_CIDR="198.18.0.0/16"
 
 PKI="${VIRT_STATE}/pki"
 KUBECONFIGS="${VIRT_STATE}/kubeconfig"

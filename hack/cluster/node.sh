@@ -5,7 +5,8 @@
 # but without a container around them:
 #   - a network namespace of its own (/run/netns/NAME) with one veth to the
 #     host's node-network bridge NODE_NET_BRIDGE: the node's address is
-#     198.18.255.k, its only route 198.18.0.0/15 via the host (no default
+#     198.18.255.k, its only routes 198.18.0.0/16 (the nodes and their
+#     pods) and the service range via the host (no default
 #     route: nothing leaves the machine); its pods' bridge virtdevK, pod
 #     network 198.18.(k-1).0/24, routed by the host through the node;
 #   - a persistent mount namespace (bound on ${RUN_DIR}/nodes/NAME.mnt)
@@ -120,6 +121,7 @@ node_net_up() {
   in_netns ip addr replace "${NODE_IP}/24" dev eth0
   in_netns ip link set eth0 up
   in_netns ip route replace "${NODES_CIDR}" via "${NODE_NET_HOST_IP}"
+  in_netns ip route replace "${SERVICE_CIDR}" via "${NODE_NET_HOST_IP}"
   # The node forwards between its pods' bridge and eth0.
   in_netns sysctl -qw net.ipv4.ip_forward=1
   ip route replace "${POD_CIDR}" via "${NODE_IP}"
