@@ -127,6 +127,7 @@ done
 # allocations of pods that will never be torn down by CNI, kube-proxy's rules.
 ip link del "${BRIDGE}" 2>/dev/null || true
 ip route del unreachable "${NODES_CIDR}" 2>/dev/null || true
+ip route del unreachable 198.18.0.0/15 2>/dev/null || true # up.sh's first multi-node version
 rm -rf "${VIRT_STATE}/cni/ipam"
 rm -f /var/lib/cni/results/"${CNI_NETWORK}"-* 2>/dev/null || true
 if [ -x "${KUBE_BIN}/kube-proxy" ]; then

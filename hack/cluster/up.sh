@@ -58,6 +58,9 @@ ensure_bridge() {
   # is unreachable: pods route all of it to their node, and the host's
   # default route must not take it off the machine.
   ip route replace unreachable "${NODES_CIDR}"
+  # The first version of the nodes held all of 198.18.0.0/15, services
+  # included, which breaks the host's connections to a ClusterIP.
+  ip route del unreachable 198.18.0.0/15 2>/dev/null || true
 }
 
 # ensure NAME CHANGED SECONDS HEALTH BINARY ARGS... leaves a daemon alone when
