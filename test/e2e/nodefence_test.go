@@ -43,15 +43,21 @@ func TestControllerNodeRestriction(t *testing.T) {
 
 	// A NotReady Node: an object without a kubelet, its Ready condition
 	// Unknown as kube-controller-manager would set it.
+	// kube-controller-manager writes the new Node too (taints, its own
+	// view of the conditions): a conflict is retried on the fresh Node.
 	dead := fakeNode(t, "e2e-dead-node-")
-	n, err := cluster.Kube.CoreV1().Nodes().Get(ctx, dead, metav1.GetOptions{})
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := cluster.Kube.CoreV1().Nodes().Get(ctx, dead, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+			LastTransitionTime: metav1.Now(), LastHeartbeatTime: metav1.Now()}}
+		_, err = cluster.Kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
-		LastTransitionTime: metav1.Now(), LastHeartbeatTime: metav1.Now()}}
-	if _, err := cluster.Kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("make %s NotReady: %v", dead, err)
 	}
 	ready := handlerPod(t).Spec.NodeName
 
