@@ -164,8 +164,13 @@ func TestNetRoutesTheHostToTheGuest(t *testing.T) {
 	if !ack.YourIPAddr.Equal(a.Guest.Addr().AsSlice()) || mask != a.Guest.Bits() || len(ack.Router()) != 1 || !ack.Router()[0].Equal(a.Gateway.Addr().AsSlice()) || ack.HostName() != testHostname {
 		t.Fatalf("lease %s/%d router %v host name %q; want %s, router %s, %s", ack.YourIPAddr, mask, ack.Router(), ack.HostName(), a.Guest, a.Gateway.Addr(), testHostname)
 	}
-	if !n.Leased() {
-		t.Error("the server does not say the guest took its lease")
+	// The server records the lease once it has sent the ACK, which the
+	// guest may read first: wait for it, with a deadline.
+	for deadline := time.Now().Add(5 * time.Second); !n.Leased(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Error("the server does not say the guest took its lease")
+			break
+		}
 	}
 	configure(t, guest, a.Guest, a.Gateway.Addr())
 
