@@ -112,6 +112,19 @@ const (
 	// launcher/api/v1 Domain message), written by the launcher when its guest
 	// stops, before it exits. It outlives the launcher process.
 	FinalStateName = "domain.final.json"
+	// MigrationDirName holds a live migration's unix sockets (docs/migration.md):
+	// in a source pod the ones virt-handler's source proxy listens on, in a
+	// target pod the private libvirtd's and the incoming QEMU's. Names are
+	// short so every path stays far below the 108-byte limit of a unix
+	// socket address, whatever the kubelet root.
+	MigrationDirName = "mig"
+	// MigrationLibvirtSocketName: in a source pod the proxy to the target's
+	// libvirtd; in a target pod that libvirtd's own socket.
+	MigrationLibvirtSocketName = "libvirt"
+	// MigrationQEMUSocketName: QEMU's migration stream. The same path in
+	// both pods: the target's QEMU listens on it, the source's connects to
+	// it (where the proxy listens).
+	MigrationQEMUSocketName = "qemu"
 )
 
 // SerialLogMaxBytes bounds the serial log, and QEMU's own log in the
@@ -171,6 +184,24 @@ func VNCSocket(privateDir string) string {
 // FinalStateFile is the final-state record below a PrivateVolume directory.
 func FinalStateFile(privateDir string) string {
 	return filepath.Join(privateDir, FinalStateName)
+}
+
+// MigrationDir is the migration sockets' directory below a PrivateVolume
+// directory.
+func MigrationDir(privateDir string) string {
+	return filepath.Join(privateDir, MigrationDirName)
+}
+
+// MigrationLibvirtSocket is the libvirt socket of a migration below a
+// PrivateVolume directory (see MigrationLibvirtSocketName).
+func MigrationLibvirtSocket(privateDir string) string {
+	return filepath.Join(privateDir, MigrationDirName, MigrationLibvirtSocketName)
+}
+
+// MigrationQEMUSocket is QEMU's migration stream below a PrivateVolume
+// directory (see MigrationQEMUSocketName).
+func MigrationQEMUSocket(privateDir string) string {
+	return filepath.Join(privateDir, MigrationDirName, MigrationQEMUSocketName)
 }
 
 // LibvirtRoot is the embedded libvirt's root below a PrivateVolume directory.

@@ -4,7 +4,7 @@ import "testing"
 
 func TestExitCodeRoundTrip(t *testing.T) {
 	for _, r := range []StopReason{StopReason_STOP_REASON_GUEST_SHUTDOWN, StopReason_STOP_REASON_DESTROYED,
-		StopReason_STOP_REASON_CRASHED, StopReason_STOP_REASON_FAILED} {
+		StopReason_STOP_REASON_CRASHED, StopReason_STOP_REASON_FAILED, StopReason_STOP_REASON_MIGRATED} {
 		if got := StopReasonOfExitCode(ExitCode(r)); got != r {
 			t.Errorf("StopReasonOfExitCode(ExitCode(%v)) = %v", r, got)
 		}
@@ -20,7 +20,8 @@ func TestStopReasonOfDetail(t *testing.T) {
 		"destroyed": StopReason_STOP_REASON_DESTROYED,
 		"crashed":   StopReason_STOP_REASON_CRASHED,
 		"failed":    StopReason_STOP_REASON_CRASHED,
-		"migrated":  StopReason_STOP_REASON_FAILED,
+		"migrated":  StopReason_STOP_REASON_MIGRATED,
+		"other":     StopReason_STOP_REASON_FAILED,
 		"":          StopReason_STOP_REASON_FAILED,
 	} {
 		if got := StopReasonOfDetail(detail); got != want {

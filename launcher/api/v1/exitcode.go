@@ -16,6 +16,9 @@ const (
 	// ExitDestroyed: the domain was destroyed, by Kill or because it did not
 	// power off within the grace period of a shutdown.
 	ExitDestroyed = 4
+	// ExitMigrated: the guest moved to another launcher by a completed
+	// live migration; this launcher's part is done.
+	ExitMigrated = 5
 )
 
 // ExitCode is the exit status of a launcher whose domain ended for reason.
@@ -27,6 +30,8 @@ func ExitCode(reason StopReason) int {
 		return ExitDestroyed
 	case StopReason_STOP_REASON_CRASHED:
 		return ExitCrashed
+	case StopReason_STOP_REASON_MIGRATED:
+		return ExitMigrated
 	default:
 		return ExitFailure
 	}
@@ -44,6 +49,8 @@ func StopReasonOfDetail(detail string) StopReason {
 	case "crashed", "failed":
 		// "failed" after a successful start means QEMU died under the guest.
 		return StopReason_STOP_REASON_CRASHED
+	case "migrated":
+		return StopReason_STOP_REASON_MIGRATED
 	}
 	return StopReason_STOP_REASON_FAILED
 }
@@ -58,6 +65,8 @@ func StopReasonOfExitCode(code int) StopReason {
 		return StopReason_STOP_REASON_DESTROYED
 	case ExitCrashed:
 		return StopReason_STOP_REASON_CRASHED
+	case ExitMigrated:
+		return StopReason_STOP_REASON_MIGRATED
 	default:
 		return StopReason_STOP_REASON_FAILED
 	}

@@ -112,6 +112,8 @@ const (
 	StopReason_STOP_REASON_CRASHED StopReason = 3
 	// The domain could not be started, or stopped for another reason.
 	StopReason_STOP_REASON_FAILED StopReason = 4
+	// The guest moved to another launcher by a completed live migration.
+	StopReason_STOP_REASON_MIGRATED StopReason = 5
 )
 
 // Enum value maps for StopReason.
@@ -122,6 +124,7 @@ var (
 		2: "STOP_REASON_DESTROYED",
 		3: "STOP_REASON_CRASHED",
 		4: "STOP_REASON_FAILED",
+		5: "STOP_REASON_MIGRATED",
 	}
 	StopReason_value = map[string]int32{
 		"STOP_REASON_UNSPECIFIED":    0,
@@ -129,6 +132,7 @@ var (
 		"STOP_REASON_DESTROYED":      2,
 		"STOP_REASON_CRASHED":        3,
 		"STOP_REASON_FAILED":         4,
+		"STOP_REASON_MIGRATED":       5,
 	}
 )
 
@@ -180,6 +184,9 @@ const (
 	// The guest agent: detail "connected" or "disconnected" (libvirt's agent
 	// lifecycle), or "guest info" when what it reports changed.
 	EventType_EVENT_TYPE_AGENT EventType = 12
+	// Not libvirt's: Domain.migration changed (progress at most once per
+	// second, and every change of its state).
+	EventType_EVENT_TYPE_MIGRATION EventType = 13
 )
 
 // Enum value maps for EventType.
@@ -198,6 +205,7 @@ var (
 		10: "EVENT_TYPE_CRASHED",
 		11: "EVENT_TYPE_INTERFACES_CHANGED",
 		12: "EVENT_TYPE_AGENT",
+		13: "EVENT_TYPE_MIGRATION",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":        0,
@@ -213,6 +221,7 @@ var (
 		"EVENT_TYPE_CRASHED":            10,
 		"EVENT_TYPE_INTERFACES_CHANGED": 11,
 		"EVENT_TYPE_AGENT":              12,
+		"EVENT_TYPE_MIGRATION":          13,
 	}
 )
 
@@ -241,6 +250,69 @@ func (x EventType) Number() protoreflect.EnumNumber {
 // Deprecated: Use EventType.Descriptor instead.
 func (EventType) EnumDescriptor() ([]byte, []int) {
 	return file_launcher_proto_rawDescGZIP(), []int{2}
+}
+
+type MigrationState int32
+
+const (
+	MigrationState_MIGRATION_STATE_UNSPECIFIED MigrationState = 0
+	// Target: prepared, waiting for the incoming guest.
+	MigrationState_MIGRATION_STATE_PREPARED MigrationState = 1
+	// libvirt's job runs (source), or the guest is arriving (target).
+	MigrationState_MIGRATION_STATE_RUNNING MigrationState = 2
+	// The guest runs on the target.
+	MigrationState_MIGRATION_STATE_COMPLETED MigrationState = 3
+	// The job failed (timeouts included); the guest runs on the source.
+	MigrationState_MIGRATION_STATE_FAILED MigrationState = 4
+	// CancelMigration aborted the job; the guest runs on the source.
+	MigrationState_MIGRATION_STATE_CANCELLED MigrationState = 5
+)
+
+// Enum value maps for MigrationState.
+var (
+	MigrationState_name = map[int32]string{
+		0: "MIGRATION_STATE_UNSPECIFIED",
+		1: "MIGRATION_STATE_PREPARED",
+		2: "MIGRATION_STATE_RUNNING",
+		3: "MIGRATION_STATE_COMPLETED",
+		4: "MIGRATION_STATE_FAILED",
+		5: "MIGRATION_STATE_CANCELLED",
+	}
+	MigrationState_value = map[string]int32{
+		"MIGRATION_STATE_UNSPECIFIED": 0,
+		"MIGRATION_STATE_PREPARED":    1,
+		"MIGRATION_STATE_RUNNING":     2,
+		"MIGRATION_STATE_COMPLETED":   3,
+		"MIGRATION_STATE_FAILED":      4,
+		"MIGRATION_STATE_CANCELLED":   5,
+	}
+)
+
+func (x MigrationState) Enum() *MigrationState {
+	p := new(MigrationState)
+	*p = x
+	return p
+}
+
+func (x MigrationState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MigrationState) Descriptor() protoreflect.EnumDescriptor {
+	return file_launcher_proto_enumTypes[3].Descriptor()
+}
+
+func (MigrationState) Type() protoreflect.EnumType {
+	return &file_launcher_proto_enumTypes[3]
+}
+
+func (x MigrationState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MigrationState.Descriptor instead.
+func (MigrationState) EnumDescriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{3}
 }
 
 type InfoRequest struct {
@@ -301,7 +373,12 @@ type InfoResponse struct {
 	// The VMI this launcher was started for (its flags).
 	Vmi *VMIRef `protobuf:"bytes,9,opt,name=vmi,proto3" json:"vmi,omitempty"`
 	// Name of the libvirt domain of this VMI.
-	DomainName    string `protobuf:"bytes,10,opt,name=domain_name,json=domainName,proto3" json:"domain_name,omitempty"`
+	DomainName string `protobuf:"bytes,10,opt,name=domain_name,json=domainName,proto3" json:"domain_name,omitempty"`
+	// What this launcher can do beyond Sync and the lifecycle RPCs:
+	// "migration-source" (Migrate, CancelMigration), "migration-target"
+	// (PrepareMigrationTarget; only a launcher started with
+	// --migration-target).
+	Features      []string `protobuf:"bytes,11,rep,name=features,proto3" json:"features,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -404,6 +481,13 @@ func (x *InfoResponse) GetDomainName() string {
 		return x.DomainName
 	}
 	return ""
+}
+
+func (x *InfoResponse) GetFeatures() []string {
+	if x != nil {
+		return x.Features
+	}
+	return nil
 }
 
 type HardwareVirtualization struct {
@@ -1463,8 +1547,11 @@ type Domain struct {
 	// them while it is connected; empty otherwise. Matched to interfaces by
 	// MAC address.
 	GuestInterfaces []*GuestInterface `protobuf:"bytes,14,rep,name=guest_interfaces,json=guestInterfaces,proto3" json:"guest_interfaces,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The last live migration of this launcher's domain, as source or
+	// target; unset when there was none.
+	Migration     *Migration `protobuf:"bytes,15,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Domain) Reset() {
@@ -1591,6 +1678,13 @@ func (x *Domain) GetGuestHostname() string {
 func (x *Domain) GetGuestInterfaces() []*GuestInterface {
 	if x != nil {
 		return x.GuestInterfaces
+	}
+	return nil
+}
+
+func (x *Domain) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
 	}
 	return nil
 }
@@ -1922,12 +2016,481 @@ func (x *DomainEvent) GetTimeUnixNano() int64 {
 	return 0
 }
 
+type PrepareMigrationTargetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The VirtualMachineInstance as JSON, as for SyncRequest; its UID must be
+	// the launcher's.
+	VmiJson []byte `protobuf:"bytes,1,opt,name=vmi_json,json=vmiJson,proto3" json:"vmi_json,omitempty"`
+	// The guest's NICs as virt-handler's bindings prepared them in this
+	// (target) pod's network namespace: the same tap names and MACs as the
+	// source's, the leases the source's guest holds.
+	Interfaces []*InterfaceNetwork `protobuf:"bytes,2,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// UID of the VirtualMachineInstanceMigration.
+	MigrationUid  string `protobuf:"bytes,3,opt,name=migration_uid,json=migrationUid,proto3" json:"migration_uid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrepareMigrationTargetRequest) Reset() {
+	*x = PrepareMigrationTargetRequest{}
+	mi := &file_launcher_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrepareMigrationTargetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrepareMigrationTargetRequest) ProtoMessage() {}
+
+func (x *PrepareMigrationTargetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrepareMigrationTargetRequest.ProtoReflect.Descriptor instead.
+func (*PrepareMigrationTargetRequest) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PrepareMigrationTargetRequest) GetVmiJson() []byte {
+	if x != nil {
+		return x.VmiJson
+	}
+	return nil
+}
+
+func (x *PrepareMigrationTargetRequest) GetInterfaces() []*InterfaceNetwork {
+	if x != nil {
+		return x.Interfaces
+	}
+	return nil
+}
+
+func (x *PrepareMigrationTargetRequest) GetMigrationUid() string {
+	if x != nil {
+		return x.MigrationUid
+	}
+	return ""
+}
+
+type PrepareMigrationTargetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrepareMigrationTargetResponse) Reset() {
+	*x = PrepareMigrationTargetResponse{}
+	mi := &file_launcher_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrepareMigrationTargetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrepareMigrationTargetResponse) ProtoMessage() {}
+
+func (x *PrepareMigrationTargetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrepareMigrationTargetResponse.ProtoReflect.Descriptor instead.
+func (*PrepareMigrationTargetResponse) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{30}
+}
+
+type MigrateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// UID of the VirtualMachineInstanceMigration.
+	MigrationUid string `protobuf:"bytes,1,opt,name=migration_uid,json=migrationUid,proto3" json:"migration_uid,omitempty"`
+	// Bytes per second the migration may use; 0 is unlimited.
+	BandwidthBytesPerSecond uint64 `protobuf:"varint,2,opt,name=bandwidth_bytes_per_second,json=bandwidthBytesPerSecond,proto3" json:"bandwidth_bytes_per_second,omitempty"`
+	// Seconds per GiB of guest memory the whole migration may take before it
+	// is aborted; 0 is no limit.
+	CompletionTimeoutPerGibSeconds int64 `protobuf:"varint,3,opt,name=completion_timeout_per_gib_seconds,json=completionTimeoutPerGibSeconds,proto3" json:"completion_timeout_per_gib_seconds,omitempty"`
+	// Seconds the migration may go without its remaining data shrinking
+	// before it is aborted; 0 is no limit.
+	ProgressTimeoutSeconds int64 `protobuf:"varint,4,opt,name=progress_timeout_seconds,json=progressTimeoutSeconds,proto3" json:"progress_timeout_seconds,omitempty"`
+	// Throttle the guest's vCPUs when memory is dirtied faster than it moves.
+	AllowAutoConverge bool `protobuf:"varint,5,opt,name=allow_auto_converge,json=allowAutoConverge,proto3" json:"allow_auto_converge,omitempty"`
+	// Switch to post-copy when pre-copy does not converge (the guest then
+	// runs on the target while its memory follows).
+	AllowPostCopy bool `protobuf:"varint,6,opt,name=allow_post_copy,json=allowPostCopy,proto3" json:"allow_post_copy,omitempty"`
+	// Longest pause of the switch-over, in milliseconds; 0 is libvirt's
+	// default (300 ms).
+	MaxDowntimeMs int64 `protobuf:"varint,7,opt,name=max_downtime_ms,json=maxDowntimeMs,proto3" json:"max_downtime_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateRequest) Reset() {
+	*x = MigrateRequest{}
+	mi := &file_launcher_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateRequest) ProtoMessage() {}
+
+func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateRequest.ProtoReflect.Descriptor instead.
+func (*MigrateRequest) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *MigrateRequest) GetMigrationUid() string {
+	if x != nil {
+		return x.MigrationUid
+	}
+	return ""
+}
+
+func (x *MigrateRequest) GetBandwidthBytesPerSecond() uint64 {
+	if x != nil {
+		return x.BandwidthBytesPerSecond
+	}
+	return 0
+}
+
+func (x *MigrateRequest) GetCompletionTimeoutPerGibSeconds() int64 {
+	if x != nil {
+		return x.CompletionTimeoutPerGibSeconds
+	}
+	return 0
+}
+
+func (x *MigrateRequest) GetProgressTimeoutSeconds() int64 {
+	if x != nil {
+		return x.ProgressTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *MigrateRequest) GetAllowAutoConverge() bool {
+	if x != nil {
+		return x.AllowAutoConverge
+	}
+	return false
+}
+
+func (x *MigrateRequest) GetAllowPostCopy() bool {
+	if x != nil {
+		return x.AllowPostCopy
+	}
+	return false
+}
+
+func (x *MigrateRequest) GetMaxDowntimeMs() int64 {
+	if x != nil {
+		return x.MaxDowntimeMs
+	}
+	return 0
+}
+
+type MigrateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateResponse) Reset() {
+	*x = MigrateResponse{}
+	mi := &file_launcher_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateResponse) ProtoMessage() {}
+
+func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateResponse.ProtoReflect.Descriptor instead.
+func (*MigrateResponse) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{32}
+}
+
+type CancelMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationUid  string                 `protobuf:"bytes,1,opt,name=migration_uid,json=migrationUid,proto3" json:"migration_uid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelMigrationRequest) Reset() {
+	*x = CancelMigrationRequest{}
+	mi := &file_launcher_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelMigrationRequest) ProtoMessage() {}
+
+func (x *CancelMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelMigrationRequest.ProtoReflect.Descriptor instead.
+func (*CancelMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CancelMigrationRequest) GetMigrationUid() string {
+	if x != nil {
+		return x.MigrationUid
+	}
+	return ""
+}
+
+type CancelMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelMigrationResponse) Reset() {
+	*x = CancelMigrationResponse{}
+	mi := &file_launcher_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelMigrationResponse) ProtoMessage() {}
+
+func (x *CancelMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelMigrationResponse.ProtoReflect.Descriptor instead.
+func (*CancelMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{34}
+}
+
+// Migration is one live migration as one launcher sees it.
+type Migration struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	MigrationUid string                 `protobuf:"bytes,1,opt,name=migration_uid,json=migrationUid,proto3" json:"migration_uid,omitempty"`
+	// "source" or "target".
+	Role  string         `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	State MigrationState `protobuf:"varint,3,opt,name=state,proto3,enum=virt.launcher.v1.MigrationState" json:"state,omitempty"`
+	// "PreCopy" or "PostCopy" (KubeVirt's MigrationMode).
+	Mode              string `protobuf:"bytes,4,opt,name=mode,proto3" json:"mode,omitempty"`
+	StartTimeUnixNano int64  `protobuf:"varint,5,opt,name=start_time_unix_nano,json=startTimeUnixNano,proto3" json:"start_time_unix_nano,omitempty"`
+	EndTimeUnixNano   int64  `protobuf:"varint,6,opt,name=end_time_unix_nano,json=endTimeUnixNano,proto3" json:"end_time_unix_nano,omitempty"`
+	// libvirt's job statistics (virDomainGetJobStats), source side.
+	DataTotalBytes       uint64 `protobuf:"varint,7,opt,name=data_total_bytes,json=dataTotalBytes,proto3" json:"data_total_bytes,omitempty"`
+	DataProcessedBytes   uint64 `protobuf:"varint,8,opt,name=data_processed_bytes,json=dataProcessedBytes,proto3" json:"data_processed_bytes,omitempty"`
+	DataRemainingBytes   uint64 `protobuf:"varint,9,opt,name=data_remaining_bytes,json=dataRemainingBytes,proto3" json:"data_remaining_bytes,omitempty"`
+	MemoryBytesPerSecond uint64 `protobuf:"varint,10,opt,name=memory_bytes_per_second,json=memoryBytesPerSecond,proto3" json:"memory_bytes_per_second,omitempty"`
+	// Guest memory dirtied per second, in bytes.
+	DirtyRateBytesPerSecond uint64 `protobuf:"varint,11,opt,name=dirty_rate_bytes_per_second,json=dirtyRateBytesPerSecond,proto3" json:"dirty_rate_bytes_per_second,omitempty"`
+	// How long the guest was paused at the switch-over, in milliseconds
+	// (libvirt's downtime of the completed job); set once COMPLETED.
+	DowntimeMs int64 `protobuf:"varint,12,opt,name=downtime_ms,json=downtimeMs,proto3" json:"downtime_ms,omitempty"`
+	// Why it FAILED, or what CANCELLED it, for people.
+	FailureReason string `protobuf:"bytes,13,opt,name=failure_reason,json=failureReason,proto3" json:"failure_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Migration) Reset() {
+	*x = Migration{}
+	mi := &file_launcher_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Migration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Migration) ProtoMessage() {}
+
+func (x *Migration) ProtoReflect() protoreflect.Message {
+	mi := &file_launcher_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Migration.ProtoReflect.Descriptor instead.
+func (*Migration) Descriptor() ([]byte, []int) {
+	return file_launcher_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Migration) GetMigrationUid() string {
+	if x != nil {
+		return x.MigrationUid
+	}
+	return ""
+}
+
+func (x *Migration) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *Migration) GetState() MigrationState {
+	if x != nil {
+		return x.State
+	}
+	return MigrationState_MIGRATION_STATE_UNSPECIFIED
+}
+
+func (x *Migration) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Migration) GetStartTimeUnixNano() int64 {
+	if x != nil {
+		return x.StartTimeUnixNano
+	}
+	return 0
+}
+
+func (x *Migration) GetEndTimeUnixNano() int64 {
+	if x != nil {
+		return x.EndTimeUnixNano
+	}
+	return 0
+}
+
+func (x *Migration) GetDataTotalBytes() uint64 {
+	if x != nil {
+		return x.DataTotalBytes
+	}
+	return 0
+}
+
+func (x *Migration) GetDataProcessedBytes() uint64 {
+	if x != nil {
+		return x.DataProcessedBytes
+	}
+	return 0
+}
+
+func (x *Migration) GetDataRemainingBytes() uint64 {
+	if x != nil {
+		return x.DataRemainingBytes
+	}
+	return 0
+}
+
+func (x *Migration) GetMemoryBytesPerSecond() uint64 {
+	if x != nil {
+		return x.MemoryBytesPerSecond
+	}
+	return 0
+}
+
+func (x *Migration) GetDirtyRateBytesPerSecond() uint64 {
+	if x != nil {
+		return x.DirtyRateBytesPerSecond
+	}
+	return 0
+}
+
+func (x *Migration) GetDowntimeMs() int64 {
+	if x != nil {
+		return x.DowntimeMs
+	}
+	return 0
+}
+
+func (x *Migration) GetFailureReason() string {
+	if x != nil {
+		return x.FailureReason
+	}
+	return ""
+}
+
 var File_launcher_proto protoreflect.FileDescriptor
 
 const file_launcher_proto_rawDesc = "" +
 	"\n" +
 	"\x0elauncher.proto\x12\x10virt.launcher.v1\"\r\n" +
-	"\vInfoRequest\"\xbc\x03\n" +
+	"\vInfoRequest\"\xd8\x03\n" +
 	"\fInfoResponse\x12)\n" +
 	"\x10launcher_version\x18\x01 \x01(\tR\x0flauncherVersion\x12'\n" +
 	"\x0flibvirt_version\x18\x02 \x01(\tR\x0elibvirtVersion\x12-\n" +
@@ -1942,7 +2505,8 @@ const file_launcher_proto_rawDesc = "" +
 	"\x03vmi\x18\t \x01(\v2\x18.virt.launcher.v1.VMIRefR\x03vmi\x12\x1f\n" +
 	"\vdomain_name\x18\n" +
 	" \x01(\tR\n" +
-	"domainName\"H\n" +
+	"domainName\x12\x1a\n" +
+	"\bfeatures\x18\v \x03(\tR\bfeatures\"H\n" +
 	"\x16HardwareVirtualization\x12\x16\n" +
 	"\x06usable\x18\x01 \x01(\bR\x06usable\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"L\n" +
@@ -1994,7 +2558,7 @@ const file_launcher_proto_rawDesc = "" +
 	"\x10GetDomainRequest\"E\n" +
 	"\x11GetDomainResponse\x120\n" +
 	"\x06domain\x18\x01 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\"\x14\n" +
-	"\x12WatchDomainRequest\"\x8e\x05\n" +
+	"\x12WatchDomainRequest\"\xc9\x05\n" +
 	"\x06Domain\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x123\n" +
@@ -2013,7 +2577,8 @@ const file_launcher_proto_rawDesc = "" +
 	"\x0fagent_connected\x18\v \x01(\bR\x0eagentConnected\x12A\n" +
 	"\rguest_os_info\x18\f \x01(\v2\x1d.virt.launcher.v1.GuestOSInfoR\vguestOsInfo\x12%\n" +
 	"\x0eguest_hostname\x18\r \x01(\tR\rguestHostname\x12K\n" +
-	"\x10guest_interfaces\x18\x0e \x03(\v2 .virt.launcher.v1.GuestInterfaceR\x0fguestInterfaces\"\xf3\x01\n" +
+	"\x10guest_interfaces\x18\x0e \x03(\v2 .virt.launcher.v1.GuestInterfaceR\x0fguestInterfaces\x129\n" +
+	"\tmigration\x18\x0f \x01(\v2\x1b.virt.launcher.v1.MigrationR\tmigration\"\xf3\x01\n" +
 	"\vGuestOSInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
 	"\x0ekernel_release\x18\x02 \x01(\tR\rkernelRelease\x12\x18\n" +
@@ -2039,7 +2604,42 @@ const file_launcher_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\x0e2\x1b.virt.launcher.v1.EventTypeR\x04type\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x120\n" +
 	"\x06domain\x18\x03 \x01(\v2\x18.virt.launcher.v1.DomainR\x06domain\x12$\n" +
-	"\x0etime_unix_nano\x18\x04 \x01(\x03R\ftimeUnixNano*\x83\x02\n" +
+	"\x0etime_unix_nano\x18\x04 \x01(\x03R\ftimeUnixNano\"\xa3\x01\n" +
+	"\x1dPrepareMigrationTargetRequest\x12\x19\n" +
+	"\bvmi_json\x18\x01 \x01(\fR\avmiJson\x12B\n" +
+	"\n" +
+	"interfaces\x18\x02 \x03(\v2\".virt.launcher.v1.InterfaceNetworkR\n" +
+	"interfaces\x12#\n" +
+	"\rmigration_uid\x18\x03 \x01(\tR\fmigrationUid\" \n" +
+	"\x1ePrepareMigrationTargetResponse\"\xf8\x02\n" +
+	"\x0eMigrateRequest\x12#\n" +
+	"\rmigration_uid\x18\x01 \x01(\tR\fmigrationUid\x12;\n" +
+	"\x1abandwidth_bytes_per_second\x18\x02 \x01(\x04R\x17bandwidthBytesPerSecond\x12J\n" +
+	"\"completion_timeout_per_gib_seconds\x18\x03 \x01(\x03R\x1ecompletionTimeoutPerGibSeconds\x128\n" +
+	"\x18progress_timeout_seconds\x18\x04 \x01(\x03R\x16progressTimeoutSeconds\x12.\n" +
+	"\x13allow_auto_converge\x18\x05 \x01(\bR\x11allowAutoConverge\x12&\n" +
+	"\x0fallow_post_copy\x18\x06 \x01(\bR\rallowPostCopy\x12&\n" +
+	"\x0fmax_downtime_ms\x18\a \x01(\x03R\rmaxDowntimeMs\"\x11\n" +
+	"\x0fMigrateResponse\"=\n" +
+	"\x16CancelMigrationRequest\x12#\n" +
+	"\rmigration_uid\x18\x01 \x01(\tR\fmigrationUid\"\x19\n" +
+	"\x17CancelMigrationResponse\"\xb9\x04\n" +
+	"\tMigration\x12#\n" +
+	"\rmigration_uid\x18\x01 \x01(\tR\fmigrationUid\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x126\n" +
+	"\x05state\x18\x03 \x01(\x0e2 .virt.launcher.v1.MigrationStateR\x05state\x12\x12\n" +
+	"\x04mode\x18\x04 \x01(\tR\x04mode\x12/\n" +
+	"\x14start_time_unix_nano\x18\x05 \x01(\x03R\x11startTimeUnixNano\x12+\n" +
+	"\x12end_time_unix_nano\x18\x06 \x01(\x03R\x0fendTimeUnixNano\x12(\n" +
+	"\x10data_total_bytes\x18\a \x01(\x04R\x0edataTotalBytes\x120\n" +
+	"\x14data_processed_bytes\x18\b \x01(\x04R\x12dataProcessedBytes\x120\n" +
+	"\x14data_remaining_bytes\x18\t \x01(\x04R\x12dataRemainingBytes\x125\n" +
+	"\x17memory_bytes_per_second\x18\n" +
+	" \x01(\x04R\x14memoryBytesPerSecond\x12<\n" +
+	"\x1bdirty_rate_bytes_per_second\x18\v \x01(\x04R\x17dirtyRateBytesPerSecond\x12\x1f\n" +
+	"\vdowntime_ms\x18\f \x01(\x03R\n" +
+	"downtimeMs\x12%\n" +
+	"\x0efailure_reason\x18\r \x01(\tR\rfailureReason*\x83\x02\n" +
 	"\vDomainState\x12\x1c\n" +
 	"\x18DOMAIN_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13DOMAIN_STATE_ABSENT\x10\x01\x12\x18\n" +
@@ -2049,14 +2649,15 @@ const file_launcher_proto_rawDesc = "" +
 	"\x1aDOMAIN_STATE_SHUTTING_DOWN\x10\x05\x12\x18\n" +
 	"\x14DOMAIN_STATE_SHUTOFF\x10\x06\x12\x18\n" +
 	"\x14DOMAIN_STATE_CRASHED\x10\a\x12\x1c\n" +
-	"\x18DOMAIN_STATE_PMSUSPENDED\x10\b*\x95\x01\n" +
+	"\x18DOMAIN_STATE_PMSUSPENDED\x10\b*\xaf\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aSTOP_REASON_GUEST_SHUTDOWN\x10\x01\x12\x19\n" +
 	"\x15STOP_REASON_DESTROYED\x10\x02\x12\x17\n" +
 	"\x13STOP_REASON_CRASHED\x10\x03\x12\x16\n" +
-	"\x12STOP_REASON_FAILED\x10\x04*\xd9\x02\n" +
+	"\x12STOP_REASON_FAILED\x10\x04\x12\x18\n" +
+	"\x14STOP_REASON_MIGRATED\x10\x05*\xf3\x02\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12EVENT_TYPE_CURRENT\x10\x01\x12\x16\n" +
@@ -2071,7 +2672,15 @@ const file_launcher_proto_rawDesc = "" +
 	"\x12EVENT_TYPE_CRASHED\x10\n" +
 	"\x12!\n" +
 	"\x1dEVENT_TYPE_INTERFACES_CHANGED\x10\v\x12\x14\n" +
-	"\x10EVENT_TYPE_AGENT\x10\f2\xa9\x06\n" +
+	"\x10EVENT_TYPE_AGENT\x10\f\x12\x18\n" +
+	"\x14EVENT_TYPE_MIGRATION\x10\r*\xc6\x01\n" +
+	"\x0eMigrationState\x12\x1f\n" +
+	"\x1bMIGRATION_STATE_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18MIGRATION_STATE_PREPARED\x10\x01\x12\x1b\n" +
+	"\x17MIGRATION_STATE_RUNNING\x10\x02\x12\x1d\n" +
+	"\x19MIGRATION_STATE_COMPLETED\x10\x03\x12\x1a\n" +
+	"\x16MIGRATION_STATE_FAILED\x10\x04\x12\x1d\n" +
+	"\x19MIGRATION_STATE_CANCELLED\x10\x052\xde\b\n" +
 	"\bLauncher\x12E\n" +
 	"\x04Info\x12\x1d.virt.launcher.v1.InfoRequest\x1a\x1e.virt.launcher.v1.InfoResponse\x12E\n" +
 	"\x04Sync\x12\x1d.virt.launcher.v1.SyncRequest\x1a\x1e.virt.launcher.v1.SyncResponse\x12Q\n" +
@@ -2084,7 +2693,10 @@ const file_launcher_proto_rawDesc = "" +
 	"\n" +
 	"Screenshot\x12#.virt.launcher.v1.ScreenshotRequest\x1a!.virt.launcher.v1.ScreenshotChunk0\x01\x12T\n" +
 	"\tGetDomain\x12\".virt.launcher.v1.GetDomainRequest\x1a#.virt.launcher.v1.GetDomainResponse\x12T\n" +
-	"\vWatchDomain\x12$.virt.launcher.v1.WatchDomainRequest\x1a\x1d.virt.launcher.v1.DomainEvent0\x01B&Z$kubevirt.dev/virt/launcher/api/v1;v1b\x06proto3"
+	"\vWatchDomain\x12$.virt.launcher.v1.WatchDomainRequest\x1a\x1d.virt.launcher.v1.DomainEvent0\x01\x12{\n" +
+	"\x16PrepareMigrationTarget\x12/.virt.launcher.v1.PrepareMigrationTargetRequest\x1a0.virt.launcher.v1.PrepareMigrationTargetResponse\x12N\n" +
+	"\aMigrate\x12 .virt.launcher.v1.MigrateRequest\x1a!.virt.launcher.v1.MigrateResponse\x12f\n" +
+	"\x0fCancelMigration\x12(.virt.launcher.v1.CancelMigrationRequest\x1a).virt.launcher.v1.CancelMigrationResponseB&Z$kubevirt.dev/virt/launcher/api/v1;v1b\x06proto3"
 
 var (
 	file_launcher_proto_rawDescOnce sync.Once
@@ -2098,82 +2710,99 @@ func file_launcher_proto_rawDescGZIP() []byte {
 	return file_launcher_proto_rawDescData
 }
 
-var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_launcher_proto_goTypes = []any{
-	(DomainState)(0),               // 0: virt.launcher.v1.DomainState
-	(StopReason)(0),                // 1: virt.launcher.v1.StopReason
-	(EventType)(0),                 // 2: virt.launcher.v1.EventType
-	(*InfoRequest)(nil),            // 3: virt.launcher.v1.InfoRequest
-	(*InfoResponse)(nil),           // 4: virt.launcher.v1.InfoResponse
-	(*HardwareVirtualization)(nil), // 5: virt.launcher.v1.HardwareVirtualization
-	(*VMIRef)(nil),                 // 6: virt.launcher.v1.VMIRef
-	(*SyncRequest)(nil),            // 7: virt.launcher.v1.SyncRequest
-	(*InterfaceNetwork)(nil),       // 8: virt.launcher.v1.InterfaceNetwork
-	(*DHCPLease)(nil),              // 9: virt.launcher.v1.DHCPLease
-	(*Route)(nil),                  // 10: virt.launcher.v1.Route
-	(*SyncResponse)(nil),           // 11: virt.launcher.v1.SyncResponse
-	(*ShutdownRequest)(nil),        // 12: virt.launcher.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),       // 13: virt.launcher.v1.ShutdownResponse
-	(*KillRequest)(nil),            // 14: virt.launcher.v1.KillRequest
-	(*KillResponse)(nil),           // 15: virt.launcher.v1.KillResponse
-	(*PauseRequest)(nil),           // 16: virt.launcher.v1.PauseRequest
-	(*PauseResponse)(nil),          // 17: virt.launcher.v1.PauseResponse
-	(*UnpauseRequest)(nil),         // 18: virt.launcher.v1.UnpauseRequest
-	(*UnpauseResponse)(nil),        // 19: virt.launcher.v1.UnpauseResponse
-	(*SoftRebootRequest)(nil),      // 20: virt.launcher.v1.SoftRebootRequest
-	(*SoftRebootResponse)(nil),     // 21: virt.launcher.v1.SoftRebootResponse
-	(*ScreenshotRequest)(nil),      // 22: virt.launcher.v1.ScreenshotRequest
-	(*ScreenshotChunk)(nil),        // 23: virt.launcher.v1.ScreenshotChunk
-	(*GetDomainRequest)(nil),       // 24: virt.launcher.v1.GetDomainRequest
-	(*GetDomainResponse)(nil),      // 25: virt.launcher.v1.GetDomainResponse
-	(*WatchDomainRequest)(nil),     // 26: virt.launcher.v1.WatchDomainRequest
-	(*Domain)(nil),                 // 27: virt.launcher.v1.Domain
-	(*GuestOSInfo)(nil),            // 28: virt.launcher.v1.GuestOSInfo
-	(*GuestInterface)(nil),         // 29: virt.launcher.v1.GuestInterface
-	(*Interface)(nil),              // 30: virt.launcher.v1.Interface
-	(*DomainEvent)(nil),            // 31: virt.launcher.v1.DomainEvent
+	(DomainState)(0),                       // 0: virt.launcher.v1.DomainState
+	(StopReason)(0),                        // 1: virt.launcher.v1.StopReason
+	(EventType)(0),                         // 2: virt.launcher.v1.EventType
+	(MigrationState)(0),                    // 3: virt.launcher.v1.MigrationState
+	(*InfoRequest)(nil),                    // 4: virt.launcher.v1.InfoRequest
+	(*InfoResponse)(nil),                   // 5: virt.launcher.v1.InfoResponse
+	(*HardwareVirtualization)(nil),         // 6: virt.launcher.v1.HardwareVirtualization
+	(*VMIRef)(nil),                         // 7: virt.launcher.v1.VMIRef
+	(*SyncRequest)(nil),                    // 8: virt.launcher.v1.SyncRequest
+	(*InterfaceNetwork)(nil),               // 9: virt.launcher.v1.InterfaceNetwork
+	(*DHCPLease)(nil),                      // 10: virt.launcher.v1.DHCPLease
+	(*Route)(nil),                          // 11: virt.launcher.v1.Route
+	(*SyncResponse)(nil),                   // 12: virt.launcher.v1.SyncResponse
+	(*ShutdownRequest)(nil),                // 13: virt.launcher.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),               // 14: virt.launcher.v1.ShutdownResponse
+	(*KillRequest)(nil),                    // 15: virt.launcher.v1.KillRequest
+	(*KillResponse)(nil),                   // 16: virt.launcher.v1.KillResponse
+	(*PauseRequest)(nil),                   // 17: virt.launcher.v1.PauseRequest
+	(*PauseResponse)(nil),                  // 18: virt.launcher.v1.PauseResponse
+	(*UnpauseRequest)(nil),                 // 19: virt.launcher.v1.UnpauseRequest
+	(*UnpauseResponse)(nil),                // 20: virt.launcher.v1.UnpauseResponse
+	(*SoftRebootRequest)(nil),              // 21: virt.launcher.v1.SoftRebootRequest
+	(*SoftRebootResponse)(nil),             // 22: virt.launcher.v1.SoftRebootResponse
+	(*ScreenshotRequest)(nil),              // 23: virt.launcher.v1.ScreenshotRequest
+	(*ScreenshotChunk)(nil),                // 24: virt.launcher.v1.ScreenshotChunk
+	(*GetDomainRequest)(nil),               // 25: virt.launcher.v1.GetDomainRequest
+	(*GetDomainResponse)(nil),              // 26: virt.launcher.v1.GetDomainResponse
+	(*WatchDomainRequest)(nil),             // 27: virt.launcher.v1.WatchDomainRequest
+	(*Domain)(nil),                         // 28: virt.launcher.v1.Domain
+	(*GuestOSInfo)(nil),                    // 29: virt.launcher.v1.GuestOSInfo
+	(*GuestInterface)(nil),                 // 30: virt.launcher.v1.GuestInterface
+	(*Interface)(nil),                      // 31: virt.launcher.v1.Interface
+	(*DomainEvent)(nil),                    // 32: virt.launcher.v1.DomainEvent
+	(*PrepareMigrationTargetRequest)(nil),  // 33: virt.launcher.v1.PrepareMigrationTargetRequest
+	(*PrepareMigrationTargetResponse)(nil), // 34: virt.launcher.v1.PrepareMigrationTargetResponse
+	(*MigrateRequest)(nil),                 // 35: virt.launcher.v1.MigrateRequest
+	(*MigrateResponse)(nil),                // 36: virt.launcher.v1.MigrateResponse
+	(*CancelMigrationRequest)(nil),         // 37: virt.launcher.v1.CancelMigrationRequest
+	(*CancelMigrationResponse)(nil),        // 38: virt.launcher.v1.CancelMigrationResponse
+	(*Migration)(nil),                      // 39: virt.launcher.v1.Migration
 }
 var file_launcher_proto_depIdxs = []int32{
-	5,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
-	6,  // 1: virt.launcher.v1.InfoResponse.vmi:type_name -> virt.launcher.v1.VMIRef
-	8,  // 2: virt.launcher.v1.SyncRequest.interfaces:type_name -> virt.launcher.v1.InterfaceNetwork
-	9,  // 3: virt.launcher.v1.InterfaceNetwork.dhcp:type_name -> virt.launcher.v1.DHCPLease
-	10, // 4: virt.launcher.v1.DHCPLease.routes:type_name -> virt.launcher.v1.Route
-	27, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
-	27, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
+	6,  // 0: virt.launcher.v1.InfoResponse.hardware_virtualization:type_name -> virt.launcher.v1.HardwareVirtualization
+	7,  // 1: virt.launcher.v1.InfoResponse.vmi:type_name -> virt.launcher.v1.VMIRef
+	9,  // 2: virt.launcher.v1.SyncRequest.interfaces:type_name -> virt.launcher.v1.InterfaceNetwork
+	10, // 3: virt.launcher.v1.InterfaceNetwork.dhcp:type_name -> virt.launcher.v1.DHCPLease
+	11, // 4: virt.launcher.v1.DHCPLease.routes:type_name -> virt.launcher.v1.Route
+	28, // 5: virt.launcher.v1.SyncResponse.domain:type_name -> virt.launcher.v1.Domain
+	28, // 6: virt.launcher.v1.GetDomainResponse.domain:type_name -> virt.launcher.v1.Domain
 	0,  // 7: virt.launcher.v1.Domain.state:type_name -> virt.launcher.v1.DomainState
-	30, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
+	31, // 8: virt.launcher.v1.Domain.interfaces:type_name -> virt.launcher.v1.Interface
 	1,  // 9: virt.launcher.v1.Domain.stop_reason:type_name -> virt.launcher.v1.StopReason
-	28, // 10: virt.launcher.v1.Domain.guest_os_info:type_name -> virt.launcher.v1.GuestOSInfo
-	29, // 11: virt.launcher.v1.Domain.guest_interfaces:type_name -> virt.launcher.v1.GuestInterface
-	2,  // 12: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
-	27, // 13: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
-	3,  // 14: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
-	7,  // 15: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
-	12, // 16: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
-	14, // 17: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
-	16, // 18: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
-	18, // 19: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
-	20, // 20: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
-	22, // 21: virt.launcher.v1.Launcher.Screenshot:input_type -> virt.launcher.v1.ScreenshotRequest
-	24, // 22: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
-	26, // 23: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
-	4,  // 24: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
-	11, // 25: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
-	13, // 26: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
-	15, // 27: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
-	17, // 28: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
-	19, // 29: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
-	21, // 30: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
-	23, // 31: virt.launcher.v1.Launcher.Screenshot:output_type -> virt.launcher.v1.ScreenshotChunk
-	25, // 32: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
-	31, // 33: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	29, // 10: virt.launcher.v1.Domain.guest_os_info:type_name -> virt.launcher.v1.GuestOSInfo
+	30, // 11: virt.launcher.v1.Domain.guest_interfaces:type_name -> virt.launcher.v1.GuestInterface
+	39, // 12: virt.launcher.v1.Domain.migration:type_name -> virt.launcher.v1.Migration
+	2,  // 13: virt.launcher.v1.DomainEvent.type:type_name -> virt.launcher.v1.EventType
+	28, // 14: virt.launcher.v1.DomainEvent.domain:type_name -> virt.launcher.v1.Domain
+	9,  // 15: virt.launcher.v1.PrepareMigrationTargetRequest.interfaces:type_name -> virt.launcher.v1.InterfaceNetwork
+	3,  // 16: virt.launcher.v1.Migration.state:type_name -> virt.launcher.v1.MigrationState
+	4,  // 17: virt.launcher.v1.Launcher.Info:input_type -> virt.launcher.v1.InfoRequest
+	8,  // 18: virt.launcher.v1.Launcher.Sync:input_type -> virt.launcher.v1.SyncRequest
+	13, // 19: virt.launcher.v1.Launcher.Shutdown:input_type -> virt.launcher.v1.ShutdownRequest
+	15, // 20: virt.launcher.v1.Launcher.Kill:input_type -> virt.launcher.v1.KillRequest
+	17, // 21: virt.launcher.v1.Launcher.Pause:input_type -> virt.launcher.v1.PauseRequest
+	19, // 22: virt.launcher.v1.Launcher.Unpause:input_type -> virt.launcher.v1.UnpauseRequest
+	21, // 23: virt.launcher.v1.Launcher.SoftReboot:input_type -> virt.launcher.v1.SoftRebootRequest
+	23, // 24: virt.launcher.v1.Launcher.Screenshot:input_type -> virt.launcher.v1.ScreenshotRequest
+	25, // 25: virt.launcher.v1.Launcher.GetDomain:input_type -> virt.launcher.v1.GetDomainRequest
+	27, // 26: virt.launcher.v1.Launcher.WatchDomain:input_type -> virt.launcher.v1.WatchDomainRequest
+	33, // 27: virt.launcher.v1.Launcher.PrepareMigrationTarget:input_type -> virt.launcher.v1.PrepareMigrationTargetRequest
+	35, // 28: virt.launcher.v1.Launcher.Migrate:input_type -> virt.launcher.v1.MigrateRequest
+	37, // 29: virt.launcher.v1.Launcher.CancelMigration:input_type -> virt.launcher.v1.CancelMigrationRequest
+	5,  // 30: virt.launcher.v1.Launcher.Info:output_type -> virt.launcher.v1.InfoResponse
+	12, // 31: virt.launcher.v1.Launcher.Sync:output_type -> virt.launcher.v1.SyncResponse
+	14, // 32: virt.launcher.v1.Launcher.Shutdown:output_type -> virt.launcher.v1.ShutdownResponse
+	16, // 33: virt.launcher.v1.Launcher.Kill:output_type -> virt.launcher.v1.KillResponse
+	18, // 34: virt.launcher.v1.Launcher.Pause:output_type -> virt.launcher.v1.PauseResponse
+	20, // 35: virt.launcher.v1.Launcher.Unpause:output_type -> virt.launcher.v1.UnpauseResponse
+	22, // 36: virt.launcher.v1.Launcher.SoftReboot:output_type -> virt.launcher.v1.SoftRebootResponse
+	24, // 37: virt.launcher.v1.Launcher.Screenshot:output_type -> virt.launcher.v1.ScreenshotChunk
+	26, // 38: virt.launcher.v1.Launcher.GetDomain:output_type -> virt.launcher.v1.GetDomainResponse
+	32, // 39: virt.launcher.v1.Launcher.WatchDomain:output_type -> virt.launcher.v1.DomainEvent
+	34, // 40: virt.launcher.v1.Launcher.PrepareMigrationTarget:output_type -> virt.launcher.v1.PrepareMigrationTargetResponse
+	36, // 41: virt.launcher.v1.Launcher.Migrate:output_type -> virt.launcher.v1.MigrateResponse
+	38, // 42: virt.launcher.v1.Launcher.CancelMigration:output_type -> virt.launcher.v1.CancelMigrationResponse
+	30, // [30:43] is the sub-list for method output_type
+	17, // [17:30] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_launcher_proto_init() }
@@ -2187,8 +2816,8 @@ func file_launcher_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_launcher_proto_rawDesc), len(file_launcher_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   29,
+			NumEnums:      4,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,16 +26,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Launcher_Info_FullMethodName        = "/virt.launcher.v1.Launcher/Info"
-	Launcher_Sync_FullMethodName        = "/virt.launcher.v1.Launcher/Sync"
-	Launcher_Shutdown_FullMethodName    = "/virt.launcher.v1.Launcher/Shutdown"
-	Launcher_Kill_FullMethodName        = "/virt.launcher.v1.Launcher/Kill"
-	Launcher_Pause_FullMethodName       = "/virt.launcher.v1.Launcher/Pause"
-	Launcher_Unpause_FullMethodName     = "/virt.launcher.v1.Launcher/Unpause"
-	Launcher_SoftReboot_FullMethodName  = "/virt.launcher.v1.Launcher/SoftReboot"
-	Launcher_Screenshot_FullMethodName  = "/virt.launcher.v1.Launcher/Screenshot"
-	Launcher_GetDomain_FullMethodName   = "/virt.launcher.v1.Launcher/GetDomain"
-	Launcher_WatchDomain_FullMethodName = "/virt.launcher.v1.Launcher/WatchDomain"
+	Launcher_Info_FullMethodName                   = "/virt.launcher.v1.Launcher/Info"
+	Launcher_Sync_FullMethodName                   = "/virt.launcher.v1.Launcher/Sync"
+	Launcher_Shutdown_FullMethodName               = "/virt.launcher.v1.Launcher/Shutdown"
+	Launcher_Kill_FullMethodName                   = "/virt.launcher.v1.Launcher/Kill"
+	Launcher_Pause_FullMethodName                  = "/virt.launcher.v1.Launcher/Pause"
+	Launcher_Unpause_FullMethodName                = "/virt.launcher.v1.Launcher/Unpause"
+	Launcher_SoftReboot_FullMethodName             = "/virt.launcher.v1.Launcher/SoftReboot"
+	Launcher_Screenshot_FullMethodName             = "/virt.launcher.v1.Launcher/Screenshot"
+	Launcher_GetDomain_FullMethodName              = "/virt.launcher.v1.Launcher/GetDomain"
+	Launcher_WatchDomain_FullMethodName            = "/virt.launcher.v1.Launcher/WatchDomain"
+	Launcher_PrepareMigrationTarget_FullMethodName = "/virt.launcher.v1.Launcher/PrepareMigrationTarget"
+	Launcher_Migrate_FullMethodName                = "/virt.launcher.v1.Launcher/Migrate"
+	Launcher_CancelMigration_FullMethodName        = "/virt.launcher.v1.Launcher/CancelMigration"
 )
 
 // LauncherClient is the client API for Launcher service.
@@ -99,6 +102,35 @@ type LauncherClient interface {
 	// (EVENT_TYPE_CURRENT), then one message per lifecycle event. The stream
 	// ends after the domain's final STOPPED event, when the launcher exits.
 	WatchDomain(ctx context.Context, in *WatchDomainRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DomainEvent], error)
+	// PrepareMigrationTarget readies a target launcher to receive the VMI's
+	// guest: the disks and configuration images the domain needs exist at the
+	// same paths as in the source pod, the NICs' DHCP servers serve the
+	// leases the source's guest holds, the migration directory
+	// (layout.MigrationDir) exists and the private libvirtd listens on
+	// layout.MigrationLibvirtSocket. Idempotent. FailedPrecondition when
+	// the launcher is not a migration target; the Sync error codes otherwise.
+	// The incoming guest shows up in WatchDomain as STARTED "migrated", then
+	// RESUMED "migrated" once the switch-over is done; from then on the
+	// target is the guest's launcher like any other.
+	PrepareMigrationTarget(ctx context.Context, in *PrepareMigrationTargetRequest, opts ...grpc.CallOption) (*PrepareMigrationTargetResponse, error)
+	// Migrate starts the live migration of the running domain, peer to peer,
+	// to the target libvirtd the node daemon forwards from
+	// layout.MigrationLibvirtSocket, QEMU's stream going through
+	// layout.MigrationQEMUSocket (the same path the target's QEMU
+	// listens on in its own pod). It returns once libvirt's job runs; progress
+	// and the outcome are in Domain.migration (GetDomain, and WatchDomain's
+	// EVENT_TYPE_MIGRATION messages, at most one per second). The launcher
+	// enforces the timeouts itself by aborting the job. After a completed
+	// migration the source domain is STOPPED with reason MIGRATED and the
+	// launcher exits with ExitMigrated. FailedPrecondition when the domain is
+	// not running or a migration (another UID) runs; the same UID again is a
+	// no-op.
+	Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc.CallOption) (*MigrateResponse, error)
+	// CancelMigration aborts the running migration job of that UID: the
+	// guest keeps running here. Done when Domain.migration says CANCELLED (or
+	// COMPLETED, when the abort came too late). NotFound when no migration of
+	// that UID is known.
+	CancelMigration(ctx context.Context, in *CancelMigrationRequest, opts ...grpc.CallOption) (*CancelMigrationResponse, error)
 }
 
 type launcherClient struct {
@@ -227,6 +259,36 @@ func (c *launcherClient) WatchDomain(ctx context.Context, in *WatchDomainRequest
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Launcher_WatchDomainClient = grpc.ServerStreamingClient[DomainEvent]
 
+func (c *launcherClient) PrepareMigrationTarget(ctx context.Context, in *PrepareMigrationTargetRequest, opts ...grpc.CallOption) (*PrepareMigrationTargetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PrepareMigrationTargetResponse)
+	err := c.cc.Invoke(ctx, Launcher_PrepareMigrationTarget_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *launcherClient) Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc.CallOption) (*MigrateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MigrateResponse)
+	err := c.cc.Invoke(ctx, Launcher_Migrate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *launcherClient) CancelMigration(ctx context.Context, in *CancelMigrationRequest, opts ...grpc.CallOption) (*CancelMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelMigrationResponse)
+	err := c.cc.Invoke(ctx, Launcher_CancelMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LauncherServer is the server API for Launcher service.
 // All implementations must embed UnimplementedLauncherServer
 // for forward compatibility.
@@ -288,6 +350,35 @@ type LauncherServer interface {
 	// (EVENT_TYPE_CURRENT), then one message per lifecycle event. The stream
 	// ends after the domain's final STOPPED event, when the launcher exits.
 	WatchDomain(*WatchDomainRequest, grpc.ServerStreamingServer[DomainEvent]) error
+	// PrepareMigrationTarget readies a target launcher to receive the VMI's
+	// guest: the disks and configuration images the domain needs exist at the
+	// same paths as in the source pod, the NICs' DHCP servers serve the
+	// leases the source's guest holds, the migration directory
+	// (layout.MigrationDir) exists and the private libvirtd listens on
+	// layout.MigrationLibvirtSocket. Idempotent. FailedPrecondition when
+	// the launcher is not a migration target; the Sync error codes otherwise.
+	// The incoming guest shows up in WatchDomain as STARTED "migrated", then
+	// RESUMED "migrated" once the switch-over is done; from then on the
+	// target is the guest's launcher like any other.
+	PrepareMigrationTarget(context.Context, *PrepareMigrationTargetRequest) (*PrepareMigrationTargetResponse, error)
+	// Migrate starts the live migration of the running domain, peer to peer,
+	// to the target libvirtd the node daemon forwards from
+	// layout.MigrationLibvirtSocket, QEMU's stream going through
+	// layout.MigrationQEMUSocket (the same path the target's QEMU
+	// listens on in its own pod). It returns once libvirt's job runs; progress
+	// and the outcome are in Domain.migration (GetDomain, and WatchDomain's
+	// EVENT_TYPE_MIGRATION messages, at most one per second). The launcher
+	// enforces the timeouts itself by aborting the job. After a completed
+	// migration the source domain is STOPPED with reason MIGRATED and the
+	// launcher exits with ExitMigrated. FailedPrecondition when the domain is
+	// not running or a migration (another UID) runs; the same UID again is a
+	// no-op.
+	Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error)
+	// CancelMigration aborts the running migration job of that UID: the
+	// guest keeps running here. Done when Domain.migration says CANCELLED (or
+	// COMPLETED, when the abort came too late). NotFound when no migration of
+	// that UID is known.
+	CancelMigration(context.Context, *CancelMigrationRequest) (*CancelMigrationResponse, error)
 	mustEmbedUnimplementedLauncherServer()
 }
 
@@ -327,6 +418,15 @@ func (UnimplementedLauncherServer) GetDomain(context.Context, *GetDomainRequest)
 }
 func (UnimplementedLauncherServer) WatchDomain(*WatchDomainRequest, grpc.ServerStreamingServer[DomainEvent]) error {
 	return status.Error(codes.Unimplemented, "method WatchDomain not implemented")
+}
+func (UnimplementedLauncherServer) PrepareMigrationTarget(context.Context, *PrepareMigrationTargetRequest) (*PrepareMigrationTargetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PrepareMigrationTarget not implemented")
+}
+func (UnimplementedLauncherServer) Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Migrate not implemented")
+}
+func (UnimplementedLauncherServer) CancelMigration(context.Context, *CancelMigrationRequest) (*CancelMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelMigration not implemented")
 }
 func (UnimplementedLauncherServer) mustEmbedUnimplementedLauncherServer() {}
 func (UnimplementedLauncherServer) testEmbeddedByValue()                  {}
@@ -515,6 +615,60 @@ func _Launcher_WatchDomain_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Launcher_WatchDomainServer = grpc.ServerStreamingServer[DomainEvent]
 
+func _Launcher_PrepareMigrationTarget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PrepareMigrationTargetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LauncherServer).PrepareMigrationTarget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Launcher_PrepareMigrationTarget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LauncherServer).PrepareMigrationTarget(ctx, req.(*PrepareMigrationTargetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Launcher_Migrate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MigrateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LauncherServer).Migrate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Launcher_Migrate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LauncherServer).Migrate(ctx, req.(*MigrateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Launcher_CancelMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LauncherServer).CancelMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Launcher_CancelMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LauncherServer).CancelMigration(ctx, req.(*CancelMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Launcher_ServiceDesc is the grpc.ServiceDesc for Launcher service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -553,6 +707,18 @@ var Launcher_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetDomain",
 			Handler:    _Launcher_GetDomain_Handler,
+		},
+		{
+			MethodName: "PrepareMigrationTarget",
+			Handler:    _Launcher_PrepareMigrationTarget_Handler,
+		},
+		{
+			MethodName: "Migrate",
+			Handler:    _Launcher_Migrate_Handler,
+		},
+		{
+			MethodName: "CancelMigration",
+			Handler:    _Launcher_CancelMigration_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
