@@ -125,6 +125,11 @@ const (
 	// both pods: the target's QEMU listens on it, the source's connects to
 	// it (where the proxy listens).
 	MigrationQEMUSocketName = "qemu"
+	// MigrationBlockSocketName: the block copy (NBD) of the pod-local
+	// writable disks (container disk overlays, empty disks), which the
+	// target's QEMU serves and the source's writes to; the same path in both
+	// pods, as MigrationQEMUSocketName.
+	MigrationBlockSocketName = "nbd"
 )
 
 // SerialLogMaxBytes bounds the serial log, and QEMU's own log in the
@@ -202,6 +207,12 @@ func MigrationLibvirtSocket(privateDir string) string {
 // directory (see MigrationQEMUSocketName).
 func MigrationQEMUSocket(privateDir string) string {
 	return filepath.Join(privateDir, MigrationDirName, MigrationQEMUSocketName)
+}
+
+// MigrationBlockSocket is the block copy's socket below a PrivateVolume
+// directory (see MigrationBlockSocketName).
+func MigrationBlockSocket(privateDir string) string {
+	return filepath.Join(privateDir, MigrationDirName, MigrationBlockSocketName)
 }
 
 // LibvirtRoot is the embedded libvirt's root below a PrivateVolume directory.

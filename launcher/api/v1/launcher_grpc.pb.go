@@ -117,7 +117,10 @@ type LauncherClient interface {
 	// to the target libvirtd the node daemon forwards from
 	// layout.MigrationLibvirtSocket, QEMU's stream going through
 	// layout.MigrationQEMUSocket (the same path the target's QEMU
-	// listens on in its own pod). It returns once libvirt's job runs; progress
+	// listens on in its own pod) and the pod-local writable disks (container
+	// disk overlays, empty disks; never a claim, which is shared storage or
+	// not migratable) copied through layout.MigrationBlockSocket (libvirt's
+	// NBD block copy, VIR_MIGRATE_NON_SHARED_INC with a unix disks URI). It returns once libvirt's job runs; progress
 	// and the outcome are in Domain.migration (GetDomain, and WatchDomain's
 	// EVENT_TYPE_MIGRATION messages, at most one per second). The launcher
 	// enforces the timeouts itself by aborting the job. After a completed
@@ -365,7 +368,10 @@ type LauncherServer interface {
 	// to the target libvirtd the node daemon forwards from
 	// layout.MigrationLibvirtSocket, QEMU's stream going through
 	// layout.MigrationQEMUSocket (the same path the target's QEMU
-	// listens on in its own pod). It returns once libvirt's job runs; progress
+	// listens on in its own pod) and the pod-local writable disks (container
+	// disk overlays, empty disks; never a claim, which is shared storage or
+	// not migratable) copied through layout.MigrationBlockSocket (libvirt's
+	// NBD block copy, VIR_MIGRATE_NON_SHARED_INC with a unix disks URI). It returns once libvirt's job runs; progress
 	// and the outcome are in Domain.migration (GetDomain, and WatchDomain's
 	// EVENT_TYPE_MIGRATION messages, at most one per second). The launcher
 	// enforces the timeouts itself by aborting the job. After a completed
