@@ -97,10 +97,11 @@ type VirtualMachineInstanceSpec struct {
 	// +listMapKey=whenUnsatisfiable
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty" protobuf:"bytes,13,rep,name=topologySpreadConstraints"`
 	// EvictionStrategy is what draining the node does to the guest: None
-	// (it is stopped, and its VM, if any, restarts it elsewhere) or
-	// LiveMigrateIfPossible (the same here, since nothing is migratable).
-	// LiveMigrate and External are refused: this platform has no live
-	// migration and no external eviction handling.
+	// (it is stopped, and its VM, if any, restarts it elsewhere),
+	// LiveMigrate (it is live-migrated; a drain waits while it cannot be),
+	// LiveMigrateIfPossible (migrated if it can be, stopped otherwise) or
+	// External (marked with status.evacuationNodeName for another
+	// component; the drain waits). docs/migration.md.
 	// +optional
 	EvictionStrategy *EvictionStrategy `json:"evictionStrategy,omitempty" protobuf:"bytes,14,opt,name=evictionStrategy,casttype=EvictionStrategy"`
 	// StartStrategy Paused starts the guest with its vCPUs paused: the VMI
@@ -435,6 +436,12 @@ const (
 	// VirtualMachineInstancePodScheduled mirrors the launcher pod's
 	// PodScheduled condition, including the scheduler's reason when False.
 	VirtualMachineInstancePodScheduled VirtualMachineInstanceConditionType = "PodScheduled"
+	// VirtualMachineInstanceIsMigratable (LiveMigratable) says whether the
+	// guest can be live-migrated: True, or False with a reason
+	// (DisksNotLiveMigratable, InterfaceNotLiveMigratable,
+	// HostDeviceNotLiveMigratable, ...) and a message naming what cannot
+	// move. Written by virt-controller.
+	VirtualMachineInstanceIsMigratable VirtualMachineInstanceConditionType = "LiveMigratable"
 	// VirtualMachineInstanceNodeUnresponsive is True while the virt-handler
 	// of the VMI's node has not renewed its Lease for virt-controller's
 	// heartbeat timeout but the launcher pod may still run the guest: the

@@ -58,13 +58,21 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		if !ok {
 			return admission.NewForbidden(a, fmt.Errorf("unexpected object %T", a.GetOldObject()))
 		}
-		if old.Status.NodeName != node {
-			return admission.NewForbidden(a, fmt.Errorf("node %q may only write VirtualMachineInstances of its own node; %s/%s is on node %q",
+		// A live migration's target node writes the VMI coming to it; it
+		// moves the VMI only to itself (internal/ownership says when).
+		if old.Status.NodeName != node && !migratingTo(old, node) {
+			return admission.NewForbidden(a, fmt.Errorf("node %q may only write VirtualMachineInstances of its own node or migrating to it; %s/%s is on node %q",
 				node, old.Namespace, old.Name, old.Status.NodeName))
 		}
-		if vmi, ok := a.GetObject().(*virtualization.VirtualMachineInstance); ok && vmi.Status.NodeName != node {
+		if vmi, ok := a.GetObject().(*virtualization.VirtualMachineInstance); ok && vmi.Status.NodeName != node && vmi.Status.NodeName != old.Status.NodeName {
 			return admission.NewForbidden(a, fmt.Errorf("node %q may not hand %s/%s to node %q", node, old.Namespace, old.Name, vmi.Status.NodeName))
 		}
 	}
 	return nil
+}
+
+// migratingTo says vmi is migrating to node and the migration has not ended.
+func migratingTo(vmi *virtualization.VirtualMachineInstance, node string) bool {
+	m := vmi.Status.MigrationState
+	return m != nil && m.TargetNode == node && !m.Completed && !m.Failed
 }

@@ -17,9 +17,14 @@ const AuthorizerName = "VirtNodeRestriction"
 // its node's VMIs by (virt-apiserver indexes it).
 const nodeNameField = "status.nodeName"
 
+// targetNodeField is the one it lists and watches the VMIs migrating to its
+// node by.
+const targetNodeField = "status.migrationState.targetNode"
+
 // NewReadAuthorizer returns the authorizer that confines a node-restricted
 // identity's list and watch of VMIs to its node: the request must select
-// status.nodeName=<its node>, or it is denied. Reads reach no admission, so
+// status.nodeName=<its node> (or status.migrationState.targetNode=<its
+// node>, the VMIs migrating to it), or it is denied. Reads reach no admission, so
 // the admission plugin cannot do this, and RBAC has no field selectors. It
 // has no opinion on anything else: put it before the authorizer that grants
 // (RBAC through the delegated one), which still decides those requests.
@@ -40,11 +45,11 @@ func NewReadAuthorizer(ids Identities) authorizer.Authorizer {
 			return authorizer.DecisionDeny, fmt.Sprintf("node %q: unreadable field selector: %v", node, err), nil
 		}
 		for _, r := range requirements {
-			if r.Field == nodeNameField && (r.Operator == selection.Equals || r.Operator == selection.DoubleEquals) && r.Value == node {
+			if (r.Field == nodeNameField || r.Field == targetNodeField) && (r.Operator == selection.Equals || r.Operator == selection.DoubleEquals) && r.Value == node {
 				return authorizer.DecisionNoOpinion, "", nil
 			}
 		}
-		return authorizer.DecisionDeny, fmt.Sprintf("node %q may %s VirtualMachineInstances only with the field selector %s=%s",
-			node, a.GetVerb(), nodeNameField, node), nil
+		return authorizer.DecisionDeny, fmt.Sprintf("node %q may %s VirtualMachineInstances only with the field selector %s=%s or %s=%s",
+			node, a.GetVerb(), nodeNameField, node, targetNodeField, node), nil
 	})
 }
