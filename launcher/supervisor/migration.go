@@ -190,8 +190,16 @@ func (s *Supervisor) runMigration(ctx context.Context, job *migrationJob, uid st
 		return
 	}
 	if err == nil {
-		logger.Info("Migration completed", "domain", s.name, "migration", uid)
 		s.completeSourceLocked()
+		if s.completedStatsLocked(m) && s.final != nil {
+			// The domain's end was recorded before libvirt's job
+			// returned: record it again with the statistics.
+			s.final.Migration = proto.Clone(m).(*apiv1.Migration)
+			if err := writeFinal(s.cfg.FinalStateFile, s.final); err != nil {
+				logger.Error(err, "Recording the final state failed", "domain", s.name)
+			}
+		}
+		logger.Info("Migration completed", "domain", s.name, "migration", uid, "downtimeMs", m.DowntimeMs, "bytes", m.DataProcessedBytes)
 		return
 	}
 	if m.State == apiv1.MigrationState_MIGRATION_STATE_COMPLETED {
@@ -214,8 +222,8 @@ func (s *Supervisor) runMigration(ctx context.Context, job *migrationJob, uid st
 	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: strings.ToLower(strings.TrimPrefix(m.State.String(), "MIGRATION_STATE_"))})
 }
 
-// completeSourceLocked marks the source's migration COMPLETED with the
-// completed job's statistics; s.mu must be held. Once only.
+// completeSourceLocked marks the source's migration COMPLETED; s.mu must
+// be held. Once only.
 func (s *Supervisor) completeSourceLocked() {
 	m := s.migration
 	if m == nil || m.State == apiv1.MigrationState_MIGRATION_STATE_COMPLETED {
@@ -223,17 +231,27 @@ func (s *Supervisor) completeSourceLocked() {
 	}
 	m.State = apiv1.MigrationState_MIGRATION_STATE_COMPLETED
 	m.EndTimeUnixNano = time.Now().UnixNano()
-	if st, err := s.conn.JobStats(s.name, true); err == nil && st.Completed {
-		s.applyStats(m, st)
-		m.DataRemainingBytes = 0
-		if st.DowntimeSet {
-			m.DowntimeMs = int64(st.DowntimeMs)
-		}
-	}
+	m.DataRemainingBytes = 0
 	s.changed = time.Now()
 	if s.final == nil {
 		s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "completed"})
 	}
+}
+
+// completedStatsLocked copies the completed job's statistics (libvirt keeps
+// them once the job has ended, until they are read) into m and reports
+// whether there were any; s.mu must be held.
+func (s *Supervisor) completedStatsLocked(m *apiv1.Migration) bool {
+	st, err := s.conn.JobStats(s.name, true)
+	if err != nil || !st.Completed {
+		return false
+	}
+	s.applyStats(m, st)
+	m.DataRemainingBytes = 0
+	if st.DowntimeSet {
+		m.DowntimeMs = int64(st.DowntimeMs)
+	}
+	return true
 }
 
 func (s *Supervisor) applyStats(m *apiv1.Migration, st hypervisor.JobStats) {
@@ -394,15 +412,9 @@ func (s *Supervisor) adoptLocked(ctx context.Context) {
 	m := s.migration
 	m.State = apiv1.MigrationState_MIGRATION_STATE_COMPLETED
 	m.EndTimeUnixNano = time.Now().UnixNano()
-	if st, err := s.conn.JobStats(s.name, true); err == nil {
-		s.applyStats(m, st)
-		m.DataRemainingBytes = 0
-		if st.DowntimeSet {
-			m.DowntimeMs = int64(st.DowntimeMs)
-		}
-	} else {
-		logger.Error(err, "Reading the incoming migration's statistics failed", "domain", s.name)
-	}
+	// libvirt records the incoming job's statistics (the downtime among
+	// them) only as it finishes, after this event.
+	go s.awaitIncomingStats(ctx, m.MigrationUid)
 	if s.incoming != nil {
 		if err := s.readInterfaces(s.incoming); err != nil {
 			logger.Error(err, "Reading the arrived domain's interfaces failed", "domain", s.name)
@@ -413,6 +425,34 @@ func (s *Supervisor) adoptLocked(ctx context.Context) {
 	}
 	logger.Info("Incoming migration completed: the guest runs here", "domain", s.name, "migration", m.MigrationUid, "downtimeMs", m.DowntimeMs)
 	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "completed"})
+}
+
+// incomingStatsWait bounds how long a target waits for libvirt's
+// statistics of the completed incoming job.
+const incomingStatsWait = 10 * time.Second
+
+// awaitIncomingStats adds the completed incoming job's statistics to the
+// target's migration once libvirt has them.
+func (s *Supervisor) awaitIncomingStats(ctx context.Context, uid string) {
+	deadline := time.Now().Add(incomingStatsWait)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		m := s.migration
+		if m == nil || m.MigrationUid != uid || s.final != nil {
+			s.mu.Unlock()
+			return
+		}
+		if s.completedStatsLocked(m) {
+			klog.FromContext(ctx).Info("Incoming migration's statistics", "domain", s.name, "migration", uid, "downtimeMs", m.DowntimeMs)
+			s.changed = time.Now()
+			s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "statistics"})
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+	klog.FromContext(ctx).Info("libvirt kept no statistics of the incoming migration", "domain", s.name, "migration", uid)
 }
 
 // agentConnected reports whether the domain's guest agent channel is
