@@ -294,7 +294,7 @@ func (s *Supervisor) monitorMigration(ctx context.Context, job *migrationJob, re
 		var why string
 		switch {
 		case completion > 0 && now.Sub(start) > completion:
-			why = fmt.Sprintf("migration did not complete within %v (completion timeout per GiB %v)", completion.Round(time.Second), req.CompletionTimeoutPerGiB)
+			why = fmt.Sprintf("migration did not complete within %v (completion timeout per GiB %v)", completion.Round(10*time.Millisecond), req.CompletionTimeoutPerGiB)
 		case req.ProgressTimeout > 0 && now.Sub(progressed) > req.ProgressTimeout:
 			why = fmt.Sprintf("migration made no progress for %v (progress timeout): %d bytes remaining", req.ProgressTimeout, st.DataRemaining)
 		}

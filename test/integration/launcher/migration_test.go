@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -457,6 +458,24 @@ func TestLiveMigration(t *testing.T) {
 			t.Fatalf("source's migration after its target died: %v; want FAILED with a reason", m)
 		}
 		t.Logf("target died: %s", m.FailureReason)
+		stillAtSource(t)
+	})
+
+	t.Run("completion timeout", func(t *testing.T) {
+		target := prepareTarget(t, vmi, podPath, "m-slow")
+		startProxy(t, source, target)
+		// 1 s per GiB: the ~0.2 GiB of memory and disk get a fraction of a
+		// second, far less than 1 MiB/s needs.
+		req := slow("m-slow")
+		req.CompletionTimeoutPerGibSeconds = 1
+		if _, err := source.client.Migrate(t.Context(), req); err != nil {
+			t.Fatalf("Migrate: %v", err)
+		}
+		m := waitMigration(t, source.launcher, migrationTimeout, apiv1.MigrationState_MIGRATION_STATE_FAILED, apiv1.MigrationState_MIGRATION_STATE_CANCELLED, apiv1.MigrationState_MIGRATION_STATE_COMPLETED)
+		if m.State != apiv1.MigrationState_MIGRATION_STATE_FAILED || !strings.Contains(m.FailureReason, "did not complete within") {
+			t.Fatalf("source's migration past its completion timeout: %v; want FAILED, aborted by the launcher", m)
+		}
+		t.Logf("timed out: %s", m.FailureReason)
 		stillAtSource(t)
 	})
 
