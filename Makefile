@@ -42,12 +42,14 @@ build: deps
 	mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: unit, fuzz, integration, end-to-end, reliability and restore tests
-test: test-unit test-fuzz test-integration test-e2e test-reliability test-restore test-nodes
+## test: unit, fuzz, integration, end-to-end, reliability, restore and
+## multi-node tests, one after the other; prints each suite's duration
+TEST_SUITES := test-unit test-fuzz test-integration test-e2e test-reliability test-restore test-nodes
 # The suite's figures from `make test` are a by-product: the committed ones
 # in docs/ come from `make test-reliability`.
-test: RELIABILITY_REPORT = _output/reliability.md
-test: RELIABILITY_COMMAND = make test
+test:
+	RELIABILITY_REPORT=_output/reliability.md RELIABILITY_COMMAND="make test" MAKE="$(MAKE)" \
+		hack/run-suites.sh $(TEST_SUITES)
 
 test-unit: deps
 	$(GO) test $$($(GO) list ./... | grep -v '/test/')

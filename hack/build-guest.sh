@@ -31,6 +31,12 @@
 #     once it is up ("VIRT-GUEST-SPEW <n> ...", ~100 bytes each, as fast as
 #     the serial port takes them), for the test that the serial log stays
 #     bounded,
+#   - with the kernel argument virt.tick=1 prints "VIRT-GUEST-TICK <n>
+#     <uptime>" to ttyS0 every 100 ms once it is up, n counting from 1, for
+#     the live-migration tests (a gap or a repeat in n shows on the console),
+#   - with the kernel argument virt.dirty=N rewrites N MiB of its memory (a
+#     file in the initramfs's tmpfs) without end once it is up, for the
+#     migration benchmark's memory-dirtying guest,
 #   - with the kernel argument virt.hostileagent=1 runs a hostile guest
 #     agent (bin/virt-hostile-agent) on the virtio-serial port
 #     org.qemu.guest_agent.0: it speaks QGA's protocol but reports an
@@ -359,6 +365,8 @@ name=virt-guest
 acpi=poweroff
 bigfile=
 spew=
+tick=
+dirty=
 hostileagent=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
@@ -366,6 +374,8 @@ for arg in $(cat /proc/cmdline); do
     virt.acpi=*) acpi="${arg#virt.acpi=}" ;;
     virt.bigfile=*) bigfile="${arg#virt.bigfile=}" ;;
     virt.spew=*) spew="${arg#virt.spew=}" ;;
+    virt.tick=*) tick="${arg#virt.tick=}" ;;
+    virt.dirty=*) dirty="${arg#virt.dirty=}" ;;
     virt.hostileagent=*) hostileagent="${arg#virt.hostileagent=}" ;;
   esac
 done
@@ -431,6 +441,19 @@ fi
 if [ "$spew" = 1 ]; then
   (n=0; while :; do n=$((n+1)); echo "VIRT-GUEST-SPEW $n 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"; done) >/dev/ttyS0 2>&1 </dev/null &
 fi
+# A heartbeat on the console: numbered, with the guest's uptime, from the
+# shell's builtins but the sleep.
+if [ "$tick" = 1 ]; then
+  (n=0; while :; do n=$((n+1)); read up idle </proc/uptime; echo "VIRT-GUEST-TICK $n $up"; usleep 100000; done) >/dev/ttyS0 2>&1 </dev/null &
+fi
+# Memory the guest keeps writing: the same tmpfs pages overwritten in a loop.
+case "$dirty" in
+  '') ;;
+  *[!0-9]*) echo "VIRT-GUEST-ERROR virt.dirty=$dirty: not a number of MiB" > /dev/ttyS0 ;;
+  # "y" lines, not zeros: QEMU sends a zero page as a flag, not its bytes.
+  # A pipe gives dd at most 64 KiB per read, hence the block size.
+  *) (while :; do yes | dd of=/dirty bs=64k count=$((dirty * 16)) conv=notrunc 2>/dev/null || break; done) </dev/null >/dev/null 2>&1 & ;;
+esac
 if [ "$hostileagent" = 1 ]; then
   virt-hostile-agent </dev/null >/dev/null 2>&1 &
 fi
