@@ -242,8 +242,16 @@ func maps(m map[string]int) map[string]int {
 	return out
 }
 
-// spewRE is a complete line of the guest's counter (virt.spew=1).
-var spewRE = regexp.MustCompile(`(?m)^VIRT-GUEST-SPEW ([0-9]+) 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\r?$`)
+// counterRE is a complete line of the guest's counter: its heartbeat
+// (virt.tick=1, every 100 ms, with its uptime), or its lines printed
+// without end (virt.spew=1).
+var counterRE = regexp.MustCompile(`(?m)^VIRT-GUEST-TICK ([0-9]+) [0-9.]+\r?$`)
+
+func init() {
+	if counterGuest() == "spew" {
+		counterRE = regexp.MustCompile(`(?m)^VIRT-GUEST-SPEW ([0-9]+) 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\r?$`)
+	}
+}
 
 // counters are the counter values of the complete lines in a pod's serial
 // logs (the rotated generation first).
@@ -251,7 +259,7 @@ func counters(l *launcher) []int {
 	var out []int
 	for _, f := range []string{layout.SerialLog(l.private) + ".1", layout.SerialLog(l.private)} {
 		b, _ := os.ReadFile(f)
-		for _, m := range spewRE.FindAllSubmatch(b, -1) {
+		for _, m := range counterRE.FindAllSubmatch(b, -1) {
 			n, _ := strconv.Atoi(string(m[1]))
 			out = append(out, n)
 		}
@@ -277,13 +285,17 @@ func boots(l *launcher) int {
 	return n
 }
 
-// spewing: LAUNCHER_IT_MIGRATION_SPEW=1 migrates a guest that prints a
-// counter without end (virt.spew=1) and checks the counter continues at the
-// target. Not by default: under TCG (QEMU 7.2) that guest oopsed right after
-// the switch-over in 2 of 5 runs (its 8250 interrupt handler or hrtimers
-// jumping to data addresses); the quiet guest is checked by its answer to
-// the power button at the target.
-func spewing() bool { return os.Getenv("LAUNCHER_IT_MIGRATION_SPEW") == "1" }
+// counterGuest is LAUNCHER_IT_MIGRATION_GUEST: "tick" migrates a guest
+// printing a numbered heartbeat every 100 ms (virt.tick=1), "spew" one
+// printing without end (virt.spew=1), and the counter must continue at the
+// target. By default the guest is quiet and proves it runs on at the target
+// by answering the power button there: under TCG (QEMU 7.2, this loaded
+// 2-core machine) the spewing guest oopsed right after the switch-over in 2
+// of 5 runs (its 8250 interrupt handler or hrtimers jumping to data
+// addresses), and the ticking one printed nothing more at the target for a
+// minute in 1 of 1 (load 25): the guest's timers after a TCG migration are
+// an open question (docs/launcher.md).
+func counterGuest() string { return os.Getenv("LAUNCHER_IT_MIGRATION_GUEST") }
 
 // waitCounterPast waits for the guest's counter in l's serial log to pass n.
 func waitCounterPast(t *testing.T, l *launcher, n int, timeout time.Duration) {
@@ -362,9 +374,13 @@ func TestLiveMigration(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Remove(podPath) })
 	var args []string
-	if spewing() {
-		args = append(args, "virt.spew=1")
+	switch counterGuest() {
+	case "tick":
+		args = []string{"virt.tick=1"}
+	case "spew":
+		args = []string{"virt.spew=1"}
 	}
+	counting := args != nil
 	vmi := guestVMI("mig", 30, args...)
 
 	source := launchPod(t, vmi, podPath)
@@ -378,7 +394,7 @@ func TestLiveMigration(t *testing.T) {
 		t.Fatalf("Sync: %v", err)
 	}
 	source.waitSerial("VIRT-GUEST-READY mig", bootTimeout)
-	if spewing() {
+	if counting {
 		waitCounterPast(t, source.launcher, 0, 30*time.Second)
 	}
 	qemu := source.qemuPid()
@@ -391,7 +407,7 @@ func TestLiveMigration(t *testing.T) {
 		if pid := source.qemuPid(); pid != qemu || boots(source.launcher) != 1 {
 			t.Fatalf("the source's QEMU is %d (was %d), the guest booted %d times; want the same QEMU and guest", pid, qemu, boots(source.launcher))
 		}
-		if spewing() {
+		if counting {
 			waitCounterPast(t, source.launcher, lastCounter(source.launcher), 30*time.Second)
 		}
 	}
@@ -513,10 +529,11 @@ func TestLiveMigration(t *testing.T) {
 		if d.State != apiv1.DomainState_DOMAIN_STATE_RUNNING || tm.GetRole() != "target" || tm.DowntimeMs <= 0 {
 			t.Errorf("target after the migration: %v; want RUNNING with migration COMPLETED (target) and a downtime", d)
 		}
-		// The guest runs on without a reboot; with the printing guest, its
-		// counter continues where the source's log ended.
+		// The guest runs on without a reboot; a counting guest's counter
+		// continues where the source's log ended (a line the switch-over
+		// cut in two is complete in neither log).
 		counter := ""
-		if spewing() {
+		if counting {
 			last := lastCounter(source.launcher)
 			waitCounterPast(t, target.launcher, last+10, 60*time.Second)
 			first := counters(target.launcher)[0]
