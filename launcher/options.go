@@ -59,6 +59,10 @@ type Options struct {
 	ProbeNode string
 	// ProbeTimeout bounds ProbeNode: libvirt starting QEMU to probe it.
 	ProbeTimeout time.Duration
+	// MigrationTarget makes the launcher run a private libvirtd (random
+	// host UUID, its socket at layout.MigrationLibvirtSocket) instead of
+	// the embedded driver, to receive its guest by live migration.
+	MigrationTarget bool
 	// Linger is how long the launcher keeps serving after its domain ended,
 	// for a node daemon that reconnects to ask how it ended.
 	Linger time.Duration
@@ -108,6 +112,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ProbeNode, "probe-node", o.ProbeNode,
 		"probe this node's hypervisor as a launcher here would (embedded libvirt in a temporary directory), write its facts as JSON to this file and exit (virt-handler's init container)")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", o.ProbeTimeout, "how long --probe-node may take before it fails")
+	fs.BoolVar(&o.MigrationTarget, "migration-target", o.MigrationTarget,
+		"receive the guest by live migration: run a private libvirtd (random host UUID, only the QEMU driver) on <private-dir>/mig/libvirt instead of the embedded driver; Sync is refused until the guest arrived")
 	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
 }
 
@@ -122,6 +128,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--private-dir is required")
 	case o.Linger < 0:
 		return fmt.Errorf("--linger must not be negative")
+	case o.MigrationTarget && o.LibvirtURI != "":
+		return fmt.Errorf("--migration-target runs its own libvirtd: --libvirt-uri must be empty")
 	case slices.Contains(o.ContainerDisks, ""):
 		return fmt.Errorf("--container-disk must name a volume")
 	}

@@ -31,6 +31,10 @@ import (
 // their bound: a serial console writes at most a few MiB a second.
 const logCheckInterval = time.Second
 
+// daemonStartTimeout bounds a migration target's private libvirtd's start
+// (its QEMU driver probes QEMU when the capabilities seed does not fit).
+const daemonStartTimeout = 2 * time.Minute
+
 // Run runs the launcher until its domain has ended, or until SIGTERM when no
 // domain was started, and returns the process's exit status (see
 // apiv1.ExitCode).
@@ -66,6 +70,36 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(socket), 0o700); err != nil {
 		return apiv1.ExitFailure, fmt.Errorf("create socket directory: %w", err)
 	}
+	// The migration sockets' directory, in every pod: a target's libvirtd
+	// and incoming QEMU listen there, the node's proxy of a source does.
+	// Only the pod's user (and the node's root) reaches into it.
+	if err := os.MkdirAll(layout.MigrationDir(o.PrivateDir), 0o700); err != nil {
+		return apiv1.ExitFailure, fmt.Errorf("create migration directory: %w", err)
+	}
+	var daemonExited <-chan struct{}
+	libvirtRoot := layout.LibvirtRoot(o.PrivateDir)
+	qemuLogDir := filepath.Join(libvirtRoot, "log", "qemu")
+	if o.MigrationTarget {
+		d, err := hypervisor.StartDaemon(ctx, hypervisor.DaemonConfig{
+			Root:                layout.LibvirtDaemonRoot(o.PrivateDir),
+			Socket:              layout.MigrationLibvirtSocket(o.PrivateDir),
+			CapabilitiesSeedDir: o.CapabilitiesSeedDir,
+			Stderr:              os.Stderr,
+		}, daemonStartTimeout)
+		if err != nil {
+			return apiv1.ExitFailure, err
+		}
+		defer d.Stop()
+		daemonExited = d.Exited()
+		o.LibvirtURI = hypervisor.DaemonURI(d.Socket)
+		qemuLogDir = hypervisor.DaemonQEMULogDir(d.Root)
+		logger.Info("Private libvirtd started", "socket", d.Socket, "elapsed", time.Since(start))
+		defer func() {
+			if err := d.Err(); err != nil {
+				logger.Error(err, "Private libvirtd")
+			}
+		}()
+	}
 
 	conn, info, err := o.openLibvirt(ctx)
 	if err != nil {
@@ -91,18 +125,21 @@ func (o *Options) run(ctx context.Context) (int, error) {
 			VNCSocket:    layout.VNCSocket(o.PrivateDir),
 			EFI:          domain.DebianOVMF,
 		},
-		FinalStateFile: layout.FinalStateFile(o.PrivateDir),
+		FinalStateFile:  layout.FinalStateFile(o.PrivateDir),
+		PrivateDir:      o.PrivateDir,
+		MigrationTarget: o.MigrationTarget,
 		// The pod's, written by the kubelet: cluster DNS and search path.
 		ResolvConf: "/etc/resolv.conf",
 		Background: runCtx,
 	})
 	info.DomainName = srv.DomainName()
+	info.Features = server.Features(o.MigrationTarget)
 	go srv.Run(runCtx)
 	// The guest decides how much its console prints, and QEMU what its
 	// devices warn about: both files are kept small.
 	go logrotation.Keep(runCtx, logCheckInterval,
 		logrotation.File{Path: layout.SerialLog(o.PrivateDir), Max: layout.SerialLogMaxBytes},
-		logrotation.File{Path: filepath.Join(layout.LibvirtRoot(o.PrivateDir), "log", "qemu", srv.DomainName()+".log"), Max: layout.SerialLogMaxBytes})
+		logrotation.File{Path: filepath.Join(qemuLogDir, srv.DomainName()+".log"), Max: layout.SerialLogMaxBytes})
 
 	lis, err := listenPrivate(socket)
 	if err != nil {
@@ -126,6 +163,9 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		select {
 		case err := <-serveErr:
 			return apiv1.ExitFailure, fmt.Errorf("serve %s: %w", socket, err)
+		case <-daemonExited:
+			// The guest's libvirt is gone: nothing can drive it any more.
+			return apiv1.ExitFailure, fmt.Errorf("the private libvirtd exited")
 		case err := <-readyErr:
 			if err != nil {
 				return apiv1.ExitFailure, err

@@ -13,10 +13,14 @@ MIRROR="$(debian_mirror "${SUITE}" VIRT_DEBIAN_MIRROR)"
 # What the launcher runs: libvirt embedded (qemu:///embed loads the QEMU
 # driver module from libvirt0), the x86 system emulator with its BIOS/iPXE
 # data, OVMF for EFI guests, qemu-img for empty disks, and swtpm with its
-# swtpm_setup (swtpm-tools), which libvirt runs for a TPM (devices.tpm).
-PACKAGES=(libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf swtpm swtpm-tools)
+# swtpm_setup (swtpm-tools), which libvirt runs for a TPM (devices.tpm);
+# libvirt-daemon for /usr/sbin/libvirtd, the private daemon a live
+# migration's target launcher runs (--migration-target; an embedded driver
+# cannot receive a guest). Not libvirt-daemon-system: its postinst defines a
+# default network in a forbidden range and a system service.
+PACKAGES=(libvirt0 libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils ovmf swtpm swtpm-tools)
 # Bump when the steps below change what ends up in the layer.
-RECIPE=3
+RECIPE=4
 
 key="$(echo "${RECIPE} ${SUITE} ${PACKAGES[*]}" | sha256sum | cut -c1-12)"
 out="${VIRT_CACHE}/images/launcher-rootfs-${key}.tar.gz"
@@ -48,6 +52,12 @@ r="${work}/root"
 # libvirt-daemon-system, which would pull in systemd.
 chroot "${r}" useradd --system --user-group --no-create-home --home-dir /var/lib/libvirt \
   --shell /usr/sbin/nologin libvirt-qemu
+# The launchers' user (uid 107, KubeVirt's qemu): libvirt's RPC server and
+# client look their peer's uid up, so a private libvirtd (migration target)
+# refuses every connection of a user without a passwd entry (any name does).
+chroot "${r}" getent group 107 >/dev/null || chroot "${r}" groupadd --gid 107 qemu
+chroot "${r}" getent passwd 107 >/dev/null || chroot "${r}" useradd --uid 107 --gid 107 \
+  --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin qemu
 # Guests are x86_64: libvirt probes every qemu-system-<arch> it finds when
 # its QEMU driver starts (tens of seconds each under TCG on a busy node),
 # so the i386 emulator would double every launcher's start.

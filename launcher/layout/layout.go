@@ -98,6 +98,10 @@ const (
 	ReadyFileName = "launcher.ready"
 	// LibvirtDirName is the root of the embedded libvirt (qemu:///embed).
 	LibvirtDirName = "libvirt"
+	// LibvirtDaemonDirName is the root of a migration target's private
+	// libvirtd (its XDG directories). Short: QEMU's monitor and guest agent
+	// sockets end up four levels below it.
+	LibvirtDaemonDirName = "lvd"
 	// SerialLogName is the guest's serial console output, appended to. The
 	// launcher keeps it under SerialLogMaxBytes (launcher/logrotation): past
 	// that, its last SerialLogMaxBytes move to SerialLogName+".1" and it
@@ -218,6 +222,12 @@ func MigrationBlockSocket(privateDir string) string {
 // LibvirtRoot is the embedded libvirt's root below a PrivateVolume directory.
 func LibvirtRoot(privateDir string) string {
 	return filepath.Join(privateDir, LibvirtDirName)
+}
+
+// LibvirtDaemonRoot is a migration target's private libvirtd's root below a
+// PrivateVolume directory.
+func LibvirtDaemonRoot(privateDir string) string {
+	return filepath.Join(privateDir, LibvirtDaemonDirName)
 }
 
 // DiskImage is the disk image of a volume below a directory of volumes:

@@ -48,6 +48,14 @@ type Config struct {
 	// and Timeout.
 	AgentPollInterval time.Duration
 	AgentTimeout      time.Duration
+	// PrivateDir is the pod's private directory (layout.PrivateDir): the
+	// migration sockets are below it (layout.MigrationDir).
+	PrivateDir string
+	// MigrationTarget: the launcher runs a private libvirtd and receives
+	// its guest by live migration (--migration-target).
+	MigrationTarget bool
+	// MigrationMonitorInterval: supervisor.Config's MonitorInterval.
+	MigrationMonitorInterval time.Duration
 }
 
 // Server is the launcher's gRPC service.
@@ -87,6 +95,8 @@ func newServer(conn *hypervisor.Conn, agent guestagent.Agent, cfg Config) *Serve
 		Host:            cfg.Host,
 		FinalStateFile:  cfg.FinalStateFile,
 		RepressInterval: cfg.RepressInterval,
+		MigrationTarget: cfg.MigrationTarget,
+		MonitorInterval: cfg.MigrationMonitorInterval,
 	}, supervisor.Hooks{
 		Describe: s.describe,
 		AgentConnected: func(ctx context.Context, connected bool) {
@@ -160,8 +170,22 @@ func (s *Server) Info(context.Context, *apiv1.InfoRequest) (*apiv1.InfoResponse,
 // failed and a later Sync may succeed. A domain that runs is a success,
 // whatever else failed on the way.
 func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncResponse, error) {
+	vmi, err := s.vmi(req.GetVmiJson())
+	if err != nil {
+		return nil, err
+	}
+	s.creds.SetVMI(vmi)
+	d, err := s.domain.Start(ctx, vmi, req.GetInterfaces(), s.serveLeases(ctx, vmi, req.GetInterfaces()))
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &apiv1.SyncResponse{Domain: d}, nil
+}
+
+// vmi parses and defaults a request's VMI and checks it is this launcher's.
+func (s *Server) vmi(b []byte) (*virtv1.VirtualMachineInstance, error) {
 	vmi := &virtv1.VirtualMachineInstance{}
-	if err := json.Unmarshal(req.GetVmiJson(), vmi); err != nil {
+	if err := json.Unmarshal(b, vmi); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "parse VMI: %v", err)
 	}
 	// The API server stores VMIs defaulted; defaulting again (idempotent)
@@ -172,9 +196,14 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 		return nil, status.Errorf(codes.InvalidArgument, "VMI %s/%s (uid %s) is not this launcher's %s/%s (uid %s)",
 			vmi.Namespace, vmi.Name, vmi.UID, ref.Namespace, ref.Name, ref.Uid)
 	}
-	s.creds.SetVMI(vmi)
-	serveLeases := func() error {
-		if err := s.leases.Serve(ctx, vmi.Name, req.GetInterfaces()); err != nil {
+	return vmi, nil
+}
+
+// serveLeases is the step that makes the NICs' DHCP servers listen before
+// a guest can ask.
+func (s *Server) serveLeases(ctx context.Context, vmi *virtv1.VirtualMachineInstance, nics []*apiv1.InterfaceNetwork) func() error {
+	return func() error {
+		if err := s.leases.Serve(ctx, vmi.Name, nics); err != nil {
 			if errors.Is(err, lease.ErrInvalid) {
 				return status.Error(codes.InvalidArgument, err.Error())
 			}
@@ -184,11 +213,6 @@ func (s *Server) Sync(ctx context.Context, req *apiv1.SyncRequest) (*apiv1.SyncR
 		}
 		return nil
 	}
-	d, err := s.domain.Start(ctx, vmi, req.GetInterfaces(), serveLeases)
-	if err != nil {
-		return nil, grpcError(err)
-	}
-	return &apiv1.SyncResponse{Domain: d}, nil
 }
 
 // grpcError is the contract's code of a supervisor's error: the kinds that
@@ -203,6 +227,8 @@ func grpcError(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, supervisor.ErrPrecondition):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, supervisor.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
 }

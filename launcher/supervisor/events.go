@@ -37,6 +37,9 @@ func (s *Supervisor) handle(ctx context.Context, e hypervisor.Event) bool {
 	defer s.mu.Unlock()
 	s.changed = time.Now()
 	ev := &apiv1.DomainEvent{Type: eventType(e.Type), Detail: e.Detail}
+	if s.handleMigrationEventLocked(ctx, e) {
+		return false
+	}
 	switch e.Type {
 	case "started":
 		s.started = true

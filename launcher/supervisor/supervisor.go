@@ -66,6 +66,12 @@ type Config struct {
 	// while a shutdown waits: a guest still booting misses the first press.
 	// Zero: 5 s.
 	RepressInterval time.Duration
+	// MigrationTarget: the launcher receives its guest by live migration
+	// (PrepareTarget) and never starts one of its own.
+	MigrationTarget bool
+	// MonitorInterval is how often a running migration's statistics are
+	// read. Zero: 500 ms.
+	MonitorInterval time.Duration
 }
 
 // Hooks are how the launcher's other parts take part in the domain's
@@ -96,8 +102,13 @@ type Supervisor struct {
 	// interfaces are the VMI's NICs with the MACs libvirt chose.
 	interfaces []*apiv1.Interface
 	changed    time.Time
-	watchers   map[chan *apiv1.DomainEvent]struct{}
-	done       chan struct{}
+	// migration is the last live migration, as source or target; job the
+	// source's running one; incoming the VMI a target was prepared for.
+	migration *apiv1.Migration
+	job       *migrationJob
+	incoming  *virtv1.VirtualMachineInstance
+	watchers  map[chan *apiv1.DomainEvent]struct{}
+	done      chan struct{}
 }
 
 // New is the supervisor of cfg.VMI's domain on conn. Run must be running
@@ -105,6 +116,9 @@ type Supervisor struct {
 func New(conn *hypervisor.Conn, cfg Config, hooks Hooks) *Supervisor {
 	if cfg.RepressInterval <= 0 {
 		cfg.RepressInterval = 5 * time.Second
+	}
+	if cfg.MonitorInterval <= 0 {
+		cfg.MonitorInterval = 500 * time.Millisecond
 	}
 	if hooks.Describe == nil {
 		hooks.Describe = func(*apiv1.Domain) {}
@@ -158,6 +172,10 @@ func (s *Supervisor) Start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		return nil, preconditionf("domain %s already ran and stopped (%s)", s.name, s.final.StopReason)
 	case s.shutdown:
 		return nil, preconditionf("domain %s is shutting down", s.name)
+	case s.cfg.MigrationTarget && !s.started:
+		// Booting a guest here would run a second copy of the one the
+		// source runs.
+		return nil, preconditionf("domain %s is a migration target: its guest comes by live migration (PrepareMigrationTarget), not by Sync", s.name)
 	}
 	if !s.started && beforeDefine != nil {
 		if err := beforeDefine(); err != nil {

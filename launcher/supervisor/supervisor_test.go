@@ -44,7 +44,7 @@ type fixture struct {
 	marker string // what Describe adds to every picture
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 	t.Helper()
 	conn, err := hypervisor.Open("test:///default")
 	if err != nil {
@@ -68,7 +68,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	virtv1.SetObjectDefaults_VirtualMachineInstance(vmi)
 	f := &fixture{vmi: vmi, dir: dir, events: make(chan hypervisor.Event), marker: "before"}
-	f.sup = New(conn, Config{
+	cfg := Config{
 		VMI:        &apiv1.VMIRef{Namespace: "ns", Name: "vm", Uid: string(uid)},
 		DomainType: domain.TypeTest,
 		Disks:      disk.Dirs{Disks: filepath.Join(dir, "disks")},
@@ -78,7 +78,11 @@ func newFixture(t *testing.T) *fixture {
 		},
 		FinalStateFile:  filepath.Join(dir, "final.json"),
 		RepressInterval: 10 * time.Millisecond,
-	}, Hooks{
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f.sup = New(conn, cfg, Hooks{
 		Describe: func(d *apiv1.Domain) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

@@ -70,6 +70,7 @@ func (s *Supervisor) snapshotLocked() *apiv1.Domain {
 		VmiUid:                  s.cfg.VMI.Uid,
 		ShutdownRequested:       s.shutdown,
 		StateChangeTimeUnixNano: s.changed.UnixNano(),
+		Migration:               s.migrationLocked(),
 	}
 	for _, i := range s.interfaces {
 		d.Interfaces = append(d.Interfaces, proto.Clone(i).(*apiv1.Interface))
