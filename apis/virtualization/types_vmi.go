@@ -78,10 +78,12 @@ type VirtualMachineInstanceSpec struct {
 	// is Running with Ready False and Paused True until it is unpaused.
 	StartStrategy *StartStrategy
 	// LivenessProbe checks the guest periodically; a failing guest is
-	// stopped. Refused: not implemented yet.
+	// stopped and its VMI fails. HTTP and TCP probes are the launcher
+	// container's (docs/networking.md); exec and guestAgentPing are
+	// refused: not implemented yet.
 	LivenessProbe *Probe
-	// ReadinessProbe checks the guest periodically; Ready follows it.
-	// Refused: not implemented yet.
+	// ReadinessProbe checks the guest periodically; Ready and the launcher
+	// pod's readiness follow it. As LivenessProbe.
 	ReadinessProbe *Probe
 	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.
 	// Only ClusterFirst (the default) is accepted: the launcher pod's DNS
