@@ -20154,7 +20154,7 @@ func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) co
 					},
 					"networkInterfaceMultiqueue": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU. true is refused: the taps virt-handler prepares are single-queue.",
+							Description: "NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU, at most 8.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -26280,13 +26280,13 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 					},
 					"livenessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped. Refused: not implemented yet.",
+							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped and its VMI fails. HTTP and TCP probes run; exec and guestAgentPing are refused: not implemented yet.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},
 					"readinessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ReadinessProbe checks the guest periodically; Ready follows it. Refused: not implemented yet.",
+							Description: "ReadinessProbe checks the guest periodically; Ready and the launcher pod's readiness follow it. HTTP and TCP probes run; exec and guestAgentPing are refused: not implemented yet.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},
