@@ -78,9 +78,9 @@ type VirtualMachineInstanceSpec struct {
 	// is Running with Ready False and Paused True until it is unpaused.
 	StartStrategy *StartStrategy
 	// LivenessProbe checks the guest periodically; a failing guest is
-	// stopped and its VMI fails. HTTP and TCP probes are the launcher
-	// container's (docs/networking.md); exec and guestAgentPing are
-	// refused: not implemented yet.
+	// stopped and its VMI fails. All are the launcher container's probes
+	// (docs/networking.md): HTTP and TCP reach the guest at the pod's
+	// address, exec and guestAgentPing go through its guest agent.
 	LivenessProbe *Probe
 	// ReadinessProbe checks the guest periodically; Ready and the launcher
 	// pod's readiness follow it. As LivenessProbe.

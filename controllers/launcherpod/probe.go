@@ -1,6 +1,8 @@
 package launcherpod
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -8,7 +10,9 @@ import (
 )
 
 // guestProbe is the probe of the compute container that checks the guest as
-// p asks, or nil: KubeVirt's way. An HTTP or TCP check is the kubelet's own,
+// p asks, or nil: KubeVirt's way. An exec or guestAgentPing check is an exec
+// probe of the launcher's own command, which goes through the guest agent.
+// An HTTP or TCP check is the kubelet's own,
 // sent to the pod's address, which masquerade forwards to the guest and
 // which the guest holds under bridge; so the pod's readiness (the Service
 // endpoints) and the kubelet's kill on a liveness failure follow the guest.
@@ -36,8 +40,20 @@ func guestProbe(vmi *virtv1.VirtualMachineInstance, p *virtv1.Probe) *corev1.Pro
 		t := p.TCPSocket.DeepCopy()
 		t.Port = probePort(vmi, t.Port)
 		out.TCPSocket = t
+	case p.Exec != nil || p.GuestAgentPing != nil:
+		// Through the guest agent: the launcher's own command asks the
+		// launcher (launcher/guestprobe), within the probe's timeout;
+		// the kubelet's bound is a second longer, so the launcher's
+		// answer, which says why, comes first.
+		timeout := max(p.TimeoutSeconds, 1)
+		cmd := []string{LauncherBinary, "--guest-probe", "ping", "--guest-probe-timeout", strconv.Itoa(int(timeout))}
+		if p.Exec != nil {
+			cmd[2] = "exec"
+			cmd = append(append(cmd, "--"), p.Exec.Command...)
+		}
+		out.Exec = &corev1.ExecAction{Command: cmd}
+		out.TimeoutSeconds = timeout + 1
 	default:
-		// Exec and guestAgentPing are refused by validation.
 		return nil
 	}
 	return out

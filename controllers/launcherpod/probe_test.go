@@ -1,6 +1,7 @@
 package launcherpod
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,5 +48,27 @@ func TestGuestProbes(t *testing.T) {
 	}
 	if c := none.Spec.Containers[0]; c.ReadinessProbe != nil || c.LivenessProbe != nil {
 		t.Errorf("a VMI without probes got %+v, %+v", c.ReadinessProbe, c.LivenessProbe)
+	}
+}
+
+// TestGuestAgentProbes: exec and guestAgentPing become exec probes of the
+// launcher's own command, with a second more than the guest's timeout.
+func TestGuestAgentProbes(t *testing.T) {
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.ReadinessProbe = &virtv1.Probe{Handler: virtv1.Handler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ok"}}}, TimeoutSeconds: 5}
+		v.Spec.LivenessProbe = &virtv1.Probe{Handler: virtv1.Handler{GuestAgentPing: &virtv1.GuestAgentPing{}}}
+	})
+	pod, err := New(vmi, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Spec.Containers[0]
+	want := []string{LauncherBinary, "--guest-probe", "exec", "--guest-probe-timeout", "5", "--", "cat", "/tmp/ok"}
+	if r := c.ReadinessProbe; r == nil || r.Exec == nil || !slices.Equal(r.Exec.Command, want) || r.TimeoutSeconds != 6 {
+		t.Errorf("readiness probe %+v, want exec %q with timeout 6", r, want)
+	}
+	want = []string{LauncherBinary, "--guest-probe", "ping", "--guest-probe-timeout", "1"}
+	if l := c.LivenessProbe; l == nil || l.Exec == nil || !slices.Equal(l.Exec.Command, want) || l.TimeoutSeconds != 2 {
+		t.Errorf("liveness probe %+v, want exec %q with timeout 2", l, want)
 	}
 }

@@ -26280,13 +26280,13 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 					},
 					"livenessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped and its VMI fails. HTTP and TCP probes run; exec and guestAgentPing are refused: not implemented yet.",
+							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped and its VMI fails. HTTP and TCP probes reach the guest at the pod's address, exec and guestAgentPing go through its guest agent.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},
 					"readinessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ReadinessProbe checks the guest periodically; Ready and the launcher pod's readiness follow it. HTTP and TCP probes run; exec and guestAgentPing are refused: not implemented yet.",
+							Description: "ReadinessProbe checks the guest periodically; Ready and the launcher pod's readiness follow it. As LivenessProbe.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},

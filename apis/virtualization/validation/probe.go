@@ -64,11 +64,12 @@ func validateProbe(p *virtualization.Probe, ports map[string]bool, liveness bool
 	}
 	if p.Exec != nil {
 		n++
-		errs = append(errs, notImplemented(fldPath.Child("exec"), "exec probes through the guest agent are", "probe the guest by httpGet or tcpSocket"))
+		if len(p.Exec.Command) == 0 {
+			errs = append(errs, field.Required(fldPath.Child("exec", "command"), "the command the guest agent runs in the guest"))
+		}
 	}
 	if p.GuestAgentPing != nil {
 		n++
-		errs = append(errs, notImplemented(fldPath.Child("guestAgentPing"), "guest agent ping probes are", "probe the guest by httpGet or tcpSocket"))
 	}
 	switch {
 	case n == 0:

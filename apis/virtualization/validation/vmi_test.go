@@ -193,11 +193,15 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 				TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(0)}}, SuccessThreshold: 2}
 		}, wantPaths: []string{"spec.readinessProbe.httpGet.port", "spec.readinessProbe.httpGet.host", "spec.readinessProbe.periodSeconds",
 			"spec.livenessProbe.tcpSocket.port", "spec.livenessProbe.successThreshold"}},
-		{name: "probes without a check, with two, by the guest agent", mutate: func(v *virtualization.VirtualMachineInstance) {
+		{name: "probes through the guest agent", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.ReadinessProbe = &virtualization.Probe{Handler: virtualization.Handler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ok"}}}}
+			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{GuestAgentPing: &virtualization.GuestAgentPing{}}}
+		}},
+		{name: "probes without a check, with two, an exec without a command", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.ReadinessProbe = &virtualization.Probe{}
 			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{
-				Exec: &corev1.ExecAction{Command: []string{"true"}}, GuestAgentPing: &virtualization.GuestAgentPing{}}}
-		}, wantPaths: []string{"spec.readinessProbe", "spec.livenessProbe.exec", "spec.livenessProbe.guestAgentPing", "spec.livenessProbe"}},
+				Exec: &corev1.ExecAction{}, GuestAgentPing: &virtualization.GuestAgentPing{}}}
+		}, wantPaths: []string{"spec.readinessProbe", "spec.livenessProbe.exec.command", "spec.livenessProbe"}},
 		{name: "bad watchdog action", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Watchdog = &virtualization.Watchdog{Name: "w",
 				WatchdogDevice: virtualization.WatchdogDevice{I6300ESB: &virtualization.I6300ESBWatchdog{Action: "explode"}}}
