@@ -66,6 +66,13 @@ type Options struct {
 	// Linger is how long the launcher keeps serving after its domain ended,
 	// for a node daemon that reconnects to ask how it ended.
 	Linger time.Duration
+	// GuestProbe, when set ("ping" or "exec"), makes the process run one
+	// exec or guestAgentPing probe through the running launcher of its pod
+	// and exit 0 when it passed (the compute container's exec probe;
+	// launcher/guestprobe). The command of "exec" is the arguments.
+	GuestProbe string
+	// GuestProbeTimeout is the probe's timeoutSeconds.
+	GuestProbeTimeout int32
 }
 
 // NewOptions returns the defaults of a launcher in its pod.
@@ -115,6 +122,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.MigrationTarget, "migration-target", o.MigrationTarget,
 		"receive the guest by live migration: run a private libvirtd (random host UUID, only the QEMU driver) on <private-dir>/mig/libvirt instead of the embedded driver; Sync is refused until the guest arrived")
 	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
+	fs.StringVar(&o.GuestProbe, "guest-probe", o.GuestProbe,
+		"run one probe through the guest agent by asking this pod's launcher, and exit 0 when it passed: ping, or exec with the command as the arguments after --")
+	fs.Int32Var(&o.GuestProbeTimeout, "guest-probe-timeout", o.GuestProbeTimeout, "the probe's timeout in seconds (0: 1)")
 }
 
 // Validate checks the options.

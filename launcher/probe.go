@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/guestprobe"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -97,4 +98,46 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// RunGuestProbe runs the probe o.GuestProbe ("ping", or "exec" of command)
+// through the launcher serving in this pod and returns the exit code of
+// the compute container's exec probe: 0 when it passed. It prints why it
+// failed, which the kubelet puts into the probe's event.
+func (o *Options) RunGuestProbe(ctx context.Context, command []string) int {
+	req := guestprobe.Request{TimeoutSeconds: o.GuestProbeTimeout}
+	switch o.GuestProbe {
+	case "ping":
+		req.Ping = true
+	case "exec":
+		if len(command) == 0 {
+			fmt.Fprintln(os.Stderr, "--guest-probe exec needs the command after --")
+			return 2
+		}
+		req.Exec = command
+	default:
+		fmt.Fprintf(os.Stderr, "--guest-probe %q: want ping or exec\n", o.GuestProbe)
+		return 2
+	}
+	timeout := time.Duration(max(o.GuestProbeTimeout, 1))*time.Second + 2*time.Second
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := guestprobe.Probe(ctx, layout.GuestProbeSocket(o.PrivateDir), req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if resp.Output != "" {
+		fmt.Print(resp.Output)
+	}
+	if resp.Error != "" {
+		fmt.Fprintln(os.Stderr, resp.Error)
+	}
+	if resp.ExitCode != 0 {
+		if resp.Error == "" {
+			fmt.Fprintf(os.Stderr, "the command exited with %d in the guest\n", resp.ExitCode)
+		}
+		return 1
+	}
+	return 0
 }

@@ -19,6 +19,7 @@ import (
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/disk"
 	"kubevirt.dev/virt/launcher/domain"
+	"kubevirt.dev/virt/launcher/guestprobe"
 	"kubevirt.dev/virt/launcher/hypervisor"
 	"kubevirt.dev/virt/launcher/kvm"
 	"kubevirt.dev/virt/launcher/layout"
@@ -135,6 +136,13 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	info.DomainName = srv.DomainName()
 	info.Features = server.Features(o.MigrationTarget)
 	go srv.Run(runCtx)
+	// The exec and guestAgentPing probes of the VMI, run by the kubelet
+	// as exec probes of this container (virt-launcher --guest-probe).
+	go func() {
+		if err := guestprobe.Serve(runCtx, layout.GuestProbeSocket(o.PrivateDir), conn, srv.DomainName()); err != nil {
+			logger.Error(err, "Serving the guest probes failed")
+		}
+	}()
 	// The guest decides how much its console prints, and QEMU what its
 	// devices warn about: both files are kept small.
 	go logrotation.Keep(runCtx, logCheckInterval,

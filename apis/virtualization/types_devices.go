@@ -43,8 +43,8 @@ type Devices struct {
 	AutoattachVSOCK *bool
 	// BlockMultiQueue gives each virtio disk one queue per vCPU.
 	BlockMultiQueue *bool
-	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU.
-	// true is refused: the taps virt-handler prepares are single-queue.
+	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU,
+	// at most 8.
 	NetworkInterfaceMultiQueue *bool
 	// GPUs passes GPUs through to the guest. Refused: this platform has no
 	// device plugin or DRA driver for them.

@@ -79,10 +79,12 @@ type VirtualMachineInstanceSpec struct {
 	// is Running with Ready False and Paused True until it is unpaused.
 	StartStrategy *StartStrategy
 	// LivenessProbe checks the guest periodically; a failing guest is
-	// stopped. Refused: not implemented yet.
+	// stopped and its VMI fails. All are the launcher container's probes
+	// (docs/networking.md): HTTP and TCP reach the guest at the pod's
+	// address, exec and guestAgentPing go through its guest agent.
 	LivenessProbe *Probe
-	// ReadinessProbe checks the guest periodically; Ready follows it.
-	// Refused: not implemented yet.
+	// ReadinessProbe checks the guest periodically; Ready and the launcher
+	// pod's readiness follow it. As LivenessProbe.
 	ReadinessProbe *Probe
 	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.
 	// Only ClusterFirst (the default) is accepted: the launcher pod's DNS

@@ -41,6 +41,10 @@ func main() {
 		klog.Flush()
 		os.Exit(code)
 	}
+	if opts.GuestProbe != "" {
+		code := opts.RunGuestProbe(ctx, fs.Args())
+		os.Exit(code)
+	}
 	code := opts.Run(ctx)
 	klog.Flush()
 	os.Exit(code)

@@ -124,6 +124,12 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			PeriodSeconds:    1,
 			FailureThreshold: StartupTimeoutSeconds,
 		},
+		// The VMI's probes check the guest once the startup probe passed
+		// (guestProbe). The hand-off waits for the startup probe only
+		// (vmipod.LauncherStarted): a guest probe cannot pass before the
+		// node started the guest.
+		ReadinessProbe:           guestProbe(vmi, vmi.Spec.ReadinessProbe),
+		LivenessProbe:            guestProbe(vmi, vmi.Spec.LivenessProbe),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          containerSecurityContext(),
 	}

@@ -306,6 +306,7 @@ func TestHappyPathWrites(t *testing.T) {
 				p.Status.Conditions[i].Status = corev1.ConditionTrue
 			}
 		}
+		containersReady(true)(p)
 	})
 	step("settled", nil)
 	got := f.vmi(vmi)

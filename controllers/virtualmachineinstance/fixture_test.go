@@ -274,6 +274,27 @@ func running(ready bool) func(*corev1.Pod) {
 			s = corev1.ConditionTrue
 		}
 		podCond(corev1.PodReady, s, "", "")(p)
+		containersReady(ready)(p)
+	}
+}
+
+// containersReady gives p running containers, the launcher Started (its
+// startup probe passed) and each Ready as ready says.
+func containersReady(ready bool) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		names := []string{layout.ComputeContainer}
+		for _, c := range p.Spec.Containers {
+			if c.Name != layout.ComputeContainer {
+				names = append(names, c.Name)
+			}
+		}
+		p.Status.ContainerStatuses = nil
+		for _, n := range names {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: n, Ready: ready, Started: ptr.To(ready),
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+			})
+		}
 	}
 }
 

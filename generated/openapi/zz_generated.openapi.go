@@ -20160,7 +20160,7 @@ func schema_virt_apis_virtualization_v1_Devices(ref common.ReferenceCallback) co
 					},
 					"networkInterfaceMultiqueue": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU. true is refused: the taps virt-handler prepares are single-queue.",
+							Description: "NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU, at most 8.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -26560,13 +26560,13 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 					},
 					"livenessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped. Refused: not implemented yet.",
+							Description: "LivenessProbe checks the guest periodically; a failing guest is stopped and its VMI fails. HTTP and TCP probes reach the guest at the pod's address, exec and guestAgentPing go through its guest agent.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},
 					"readinessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ReadinessProbe checks the guest periodically; Ready follows it. Refused: not implemented yet.",
+							Description: "ReadinessProbe checks the guest periodically; Ready and the launcher pod's readiness follow it. As LivenessProbe.",
 							Ref:         ref(virtualizationv1.Probe{}.OpenAPIModelName()),
 						},
 					},

@@ -53,3 +53,35 @@ func ComputeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	}
 	return nil
 }
+
+// LauncherStarted reports whether pod's launcher serves and every other
+// container of the pod is ready: the hand-off's condition. The launcher
+// counts once its startup probe passed (Started), not once it is Ready: a
+// VMI's readiness probe is the compute container's readiness probe, which
+// cannot pass before the node starts the guest.
+func LauncherStarted(pod *corev1.Pod) bool {
+	if len(pod.Status.ContainerStatuses) < len(pod.Spec.Containers) {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == layout.ComputeContainer {
+			if cs.State.Running == nil || cs.Started == nil || !*cs.Started {
+				return false
+			}
+		} else if !cs.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// ComputeReady reports whether pod's compute container is ready: with a
+// VMI's readiness probe, whether the guest passes it.
+func ComputeReady(pod *corev1.Pod) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == layout.ComputeContainer {
+			return cs.Ready
+		}
+	}
+	return false
+}

@@ -2,10 +2,12 @@ package domain
 
 import (
 	"fmt"
+	"strings"
 
 	"libvirt.org/go/libvirtxml"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // setDisks attaches every spec disk to the file of its volume.
@@ -171,6 +173,12 @@ func setInterfaces(d *libvirtxml.Domain, vmi *virtv1.VirtualMachineInstance, hos
 		if iface.BootOrder != nil {
 			di.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*iface.BootOrder)}
 		}
+		if q := nicQueues(vmi, d); q > 1 && strings.HasPrefix(model, "virtio") {
+			// No driver name: libvirt takes vhost where the launcher
+			// may open /dev/vhost-net (KVM), QEMU's own virtio-net
+			// otherwise (TCG); both take the tap's queues.
+			di.Driver = &libvirtxml.DomainInterfaceDriver{Queues: uint(q)}
+		}
 		d.Devices.Interfaces = append(d.Devices.Interfaces, di)
 	}
 	return nil
@@ -257,4 +265,14 @@ func setWatchdog(d *libvirtxml.Domain, w *virtv1.Watchdog) error {
 		Model: "i6300esb", Action: string(action), Alias: &libvirtxml.DomainAlias{Name: AliasPrefix + w.Name},
 	})
 	return nil
+}
+
+// nicQueues is the queues of each virtio NIC of vmi (layout.NICQueues),
+// from d's vCPUs.
+func nicQueues(vmi *virtv1.VirtualMachineInstance, d *libvirtxml.Domain) uint32 {
+	mq := vmi.Spec.Domain.Devices.NetworkInterfaceMultiQueue
+	if mq == nil || !*mq || d.VCPU == nil {
+		return 1
+	}
+	return layout.NICQueues(true, uint32(d.VCPU.Value))
 }

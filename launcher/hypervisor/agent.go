@@ -145,3 +145,20 @@ func (c *Conn) SetUserPassword(name, user, password string) error {
 		return d.SetUserPassword(user, password, 0)
 	})
 }
+
+// AgentCommand sends command, a guest agent command in its JSON form, to
+// the guest agent of the domain and returns the agent's JSON answer; libvirt
+// gives up after timeout (at least a second).
+func (c *Conn) AgentCommand(name, command string, timeout time.Duration) (string, error) {
+	var out string
+	err := c.do(name, "send a guest agent command to", func(d *libvirt.Domain) error {
+		secs := int(timeout / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		var err error
+		out, err = d.QemuAgentCommand(command, libvirt.DomainQemuAgentCommandTimeout(secs), 0)
+		return err
+	})
+	return out, err
+}

@@ -43,6 +43,9 @@ type Interface struct {
 	// TapOwner is the UID and GID the tap belongs to: the launcher's, so
 	// that the unprivileged launcher can open it.
 	TapOwner, TapGroup uint32
+	// Queues of the guest's NIC (layout.NICQueues): more than one needs a
+	// multi-queue tap.
+	Queues uint32
 }
 
 // TapName is the tap device of the interface at index.

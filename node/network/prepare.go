@@ -11,6 +11,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/podfs"
 )
 
@@ -52,6 +53,7 @@ func (b Bindings) Prepare(ns netns.NsHandle, vmi *virtv1.VirtualMachineInstance,
 		iface := Interface{
 			Name: spec.Name, Index: i, PodInterface: PodInterface,
 			Ports: spec.Ports, TapOwner: owner.UID, TapGroup: owner.GID,
+			Queues: nicQueues(vmi),
 		}
 		if spec.MacAddress != "" {
 			mac, err := net.ParseMAC(spec.MacAddress)
@@ -123,4 +125,15 @@ func (p Preparer) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 	}
 	defer ns.Close()
 	return p.Bindings.Prepare(ns, vmi, l.Owner)
+}
+
+// nicQueues is the queues of vmi's NICs, as the launcher computes them for
+// its domain (layout.NICQueues).
+func nicQueues(vmi *virtv1.VirtualMachineInstance) uint32 {
+	mq := vmi.Spec.Domain.Devices.NetworkInterfaceMultiQueue
+	cpu := vmi.Spec.Domain.CPU
+	if mq == nil || !*mq || cpu == nil {
+		return 1
+	}
+	return layout.NICQueues(true, cpu.Sockets*cpu.Cores*cpu.Threads)
 }

@@ -217,6 +217,11 @@ func (c *Controller) blamePod(ctx context.Context, vmi *virtv1.VirtualMachineIns
 				why = vmistatus.PodTermination(&pods.Items[i])
 			}
 		}
+		if why == "" && vmistatus.LivenessKilled(obs.pod) && end.Reason != virtv1.ReasonGuestCrashed {
+			// Neither deleted nor evicted, yet told to stop: the
+			// kubelet's kill on a failed liveness probe.
+			return vmistatus.LivenessFailed(end), nil
+		}
 	}
 	return vmistatus.PodTerminated(end, obs.ended, why), nil
 }

@@ -7,6 +7,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // End is how a guest ended: the VMI's final phase, its reason and a message
@@ -115,6 +116,35 @@ func PodTermination(pod *corev1.Pod) string {
 		return fmt.Sprintf("The launcher pod %s was deleted", pod.Name)
 	}
 	return ""
+}
+
+// LivenessKilled reports whether the kubelet stopped pod's launcher for a
+// failed liveness probe, given that the launcher was told to shut its guest
+// down (its SIGTERM) while its VMI was not being deleted: the compute
+// container carries the VMI's liveness probe (launcherpod.guestProbe) and
+// the pod is neither deleted nor evicted (PodTermination says ""), which
+// leaves the kubelet's kill of a container that fails its liveness probe.
+// The launcher may still be lingering: its container's status does not
+// tell yet. The pod's restart policy Never keeps the kubelet from starting
+// the launcher again in place.
+func LivenessKilled(pod *corev1.Pod) bool {
+	if pod == nil || pod.DeletionTimestamp != nil || PodTermination(pod) != "" {
+		return false
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == layout.ComputeContainer {
+			return c.LivenessProbe != nil
+		}
+	}
+	return false
+}
+
+// LivenessFailed is the end of a guest whose launcher the kubelet stopped
+// for a failed liveness probe (LivenessKilled), end being how the guest
+// itself ended then.
+func LivenessFailed(end End) End {
+	return End{virtv1.Failed, virtv1.ReasonLivenessProbeFailed,
+		"The guest failed its liveness probe and the kubelet stopped its launcher (the launcher pod's events say why); " + lowerFirst(end.Message)}
 }
 
 // PodTerminated is the end of a guest whose launcher pod was stopped from

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/internal/vmipod"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/node/network"
 )
@@ -20,6 +21,9 @@ const (
 	ReasonSuspended = "Suspended"
 	// ReasonNotRunning: Ready=False for a domain that is not running yet.
 	ReasonNotRunning = "NotRunning"
+	// ReasonReadinessProbeFailed: Ready=False for a running guest that
+	// does not pass its readiness probe (yet).
+	ReasonReadinessProbeFailed = "ReadinessProbeFailed"
 )
 
 // Sources of status.interfaces[].infoSource (KubeVirt's words, and "dhcp"
@@ -41,7 +45,15 @@ func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domai
 
 	switch d.GetState() {
 	case apiv1.DomainState_DOMAIN_STATE_RUNNING, apiv1.DomainState_DOMAIN_STATE_BLOCKED, apiv1.DomainState_DOMAIN_STATE_SHUTTING_DOWN:
-		s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
+		if vmi.Spec.ReadinessProbe != nil && (pod == nil || !vmipod.ComputeReady(pod)) {
+			// The probe is the compute container's readiness probe
+			// (launcherpod.guestProbe): the kubelet runs it, and the
+			// pod's readiness, which Services follow, says.
+			s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, ReasonReadinessProbeFailed,
+				"The guest does not pass its readiness probe (the launcher pod's events say why)"), now)
+		} else {
+			s.SetCondition(condition(virtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
+		}
 		s.RemoveCondition(virtv1.VirtualMachineInstancePaused)
 	case apiv1.DomainState_DOMAIN_STATE_PAUSED:
 		msg := "The guest's vCPUs are paused"

@@ -64,8 +64,8 @@ type Devices struct {
 	// BlockMultiQueue gives each virtio disk one queue per vCPU.
 	// +optional
 	BlockMultiQueue *bool `json:"blockMultiQueue,omitempty" protobuf:"varint,15,opt,name=blockMultiQueue"`
-	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU.
-	// true is refused: the taps virt-handler prepares are single-queue.
+	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU,
+	// at most 8.
 	// +optional
 	NetworkInterfaceMultiQueue *bool `json:"networkInterfaceMultiqueue,omitempty" protobuf:"varint,16,opt,name=networkInterfaceMultiqueue"`
 	// GPUs passes GPUs through to the guest. Refused: this platform has no

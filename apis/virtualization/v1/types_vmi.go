@@ -109,11 +109,13 @@ type VirtualMachineInstanceSpec struct {
 	// +optional
 	StartStrategy *StartStrategy `json:"startStrategy,omitempty" protobuf:"bytes,15,opt,name=startStrategy,casttype=StartStrategy"`
 	// LivenessProbe checks the guest periodically; a failing guest is
-	// stopped. Refused: not implemented yet.
+	// stopped and its VMI fails. HTTP and TCP probes reach the guest at
+	// the pod's address, exec and guestAgentPing go through its guest
+	// agent.
 	// +optional
 	LivenessProbe *Probe `json:"livenessProbe,omitempty" protobuf:"bytes,16,opt,name=livenessProbe"`
-	// ReadinessProbe checks the guest periodically; Ready follows it.
-	// Refused: not implemented yet.
+	// ReadinessProbe checks the guest periodically; Ready and the launcher
+	// pod's readiness follow it. As LivenessProbe.
 	// +optional
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty" protobuf:"bytes,17,opt,name=readinessProbe"`
 	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.

@@ -80,6 +80,11 @@ const (
 	// period). Not the user's doing on the VMI, not the guest's: the VMI
 	// fails, so runStrategy Always and RerunOnFailure start it again.
 	ReasonPodTerminated = "PodTerminated"
+	// ReasonLivenessProbeFailed: the guest failed its liveness probe, the
+	// kubelet stopped the launcher container (whose probe it is) and the
+	// launcher shut the guest down. The VMI fails, so runStrategy Always
+	// and RerunOnFailure start it again.
+	ReasonLivenessProbeFailed = "LivenessProbeFailed"
 	// ReasonSyncFailed: the launcher could not define or start the domain.
 	ReasonSyncFailed = "SyncFailed"
 	// ReasonPVCNotFound: a persistentVolumeClaim volume names a claim that

@@ -33,12 +33,6 @@ func validateNotImplementedSpec(spec *virtualization.VirtualMachineInstanceSpec,
 	if len(spec.TopologySpreadConstraints) > 0 {
 		add(notImplemented(fldPath.Child("topologySpreadConstraints"), "topology spread constraints are", "use affinity"))
 	}
-	if spec.LivenessProbe != nil {
-		add(notImplemented(fldPath.Child("livenessProbe"), "a liveness probe is", ""))
-	}
-	if spec.ReadinessProbe != nil {
-		add(notImplemented(fldPath.Child("readinessProbe"), "a readiness probe is", ""))
-	}
 	if p := spec.DNSPolicy; p != "" && p != "ClusterFirst" {
 		add(notImplemented(fldPath.Child("dnsPolicy"), "dnsPolicy "+string(p)+" is", "the guest gets the cluster's DNS (ClusterFirst)"))
 	}

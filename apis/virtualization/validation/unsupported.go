@@ -133,9 +133,6 @@ func validateUnsupportedDevices(dev *virtualization.Devices, fldPath *field.Path
 	if b := dev.AutoattachVSOCK; b != nil && *b {
 		add(unsupported(fldPath.Child("autoattachVSOCK"), "VSOCK is", "virt-handler allocates no VSOCK context IDs"))
 	}
-	if b := dev.NetworkInterfaceMultiQueue; b != nil && *b {
-		add(unsupported(fldPath.Child("networkInterfaceMultiqueue"), "multi-queue NICs are", "the taps virt-handler prepares in the launcher pod are single-queue"))
-	}
 	if w := dev.Watchdog; w != nil && w.Diag288 != nil {
 		add(unsupported(fldPath.Child("watchdog", "diag288"), "the diag288 watchdog is", "it is an s390x device and the launcher runs x86_64 guests; use i6300esb"))
 	}

@@ -80,6 +80,7 @@ func ValidateVirtualMachineInstanceSpec(spec *virtualization.VirtualMachineInsta
 	allErrs = append(allErrs, validateSpecEnums(spec, fldPath)...)
 	allErrs = append(allErrs, validateUnsupportedSpec(spec, fldPath)...)
 	allErrs = append(allErrs, validateNotImplementedSpec(spec, fldPath)...)
+	allErrs = append(allErrs, validateProbes(spec, fldPath)...)
 	allErrs = append(allErrs, validateServiceAccountVolumes(spec, fldPath.Child("volumes"))...)
 	allErrs = append(allErrs, validateAccessCredentials(spec, fldPath.Child("accessCredentials"))...)
 

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"kubevirt.dev/virt/apis/virtualization"
@@ -180,6 +181,27 @@ func TestValidateVirtualMachineInstance(t *testing.T) {
 		{name: "bad toleration", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}
 		}, wantPaths: []string{"spec.tolerations[0].operator"}},
+		{name: "probes by HTTP and TCP, a named port of an interface", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Interfaces[0].Ports = []virtualization.Port{{Name: "web", Port: 8080, Protocol: "TCP"}}
+			v.Spec.ReadinessProbe = &virtualization.Probe{Handler: virtualization.Handler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("web")}}, SuccessThreshold: 3}
+			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(22)}}}
+		}},
+		{name: "bad probes", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.ReadinessProbe = &virtualization.Probe{Handler: virtualization.Handler{
+				HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("nope"), Host: "198.18.0.9"}}, PeriodSeconds: -1}
+			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{
+				TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(0)}}, SuccessThreshold: 2}
+		}, wantPaths: []string{"spec.readinessProbe.httpGet.port", "spec.readinessProbe.httpGet.host", "spec.readinessProbe.periodSeconds",
+			"spec.livenessProbe.tcpSocket.port", "spec.livenessProbe.successThreshold"}},
+		{name: "probes through the guest agent", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.ReadinessProbe = &virtualization.Probe{Handler: virtualization.Handler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ok"}}}}
+			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{GuestAgentPing: &virtualization.GuestAgentPing{}}}
+		}},
+		{name: "probes without a check, with two, an exec without a command", mutate: func(v *virtualization.VirtualMachineInstance) {
+			v.Spec.ReadinessProbe = &virtualization.Probe{}
+			v.Spec.LivenessProbe = &virtualization.Probe{Handler: virtualization.Handler{
+				Exec: &corev1.ExecAction{}, GuestAgentPing: &virtualization.GuestAgentPing{}}}
+		}, wantPaths: []string{"spec.readinessProbe", "spec.livenessProbe.exec.command", "spec.livenessProbe"}},
 		{name: "bad watchdog action", mutate: func(v *virtualization.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Watchdog = &virtualization.Watchdog{Name: "w",
 				WatchdogDevice: virtualization.WatchdogDevice{I6300ESB: &virtualization.I6300ESBWatchdog{Action: "explode"}}}

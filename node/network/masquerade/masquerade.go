@@ -119,7 +119,7 @@ func (s *setup) createBridge() error {
 }
 
 func (s *setup) createTap() error {
-	tap, err := netutil.EnsureTap(s.ns, s.h, network.TapName(s.iface.Index), s.iface.TapOwner, s.iface.TapGroup)
+	tap, err := netutil.EnsureTap(s.ns, s.h, network.TapName(s.iface.Index), s.iface.TapOwner, s.iface.TapGroup, s.iface.Queues > 1)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,11 @@ import (
 // single-queue mode of a tap that one QEMU process owns.
 const TapFlags = netlink.TUNTAP_NO_PI | netlink.TUNTAP_VNET_HDR | netlink.TUNTAP_ONE_QUEUE
 
+// MultiQueueTapFlags are the flags of a multi-queue tap
+// (networkInterfaceMultiqueue): QEMU attaches one file descriptor per queue,
+// and the kernel refuses that on a tap created without IFF_MULTI_QUEUE.
+const MultiQueueTapFlags = netlink.TUNTAP_NO_PI | netlink.TUNTAP_VNET_HDR | netlink.TUNTAP_MULTI_QUEUE
+
 // Lookup returns the link named name in h's namespace and false when there
 // is none.
 func Lookup(h *netlink.Handle, name string) (netlink.Link, bool, error) {
@@ -53,19 +58,24 @@ func EnsureBridge(h *netlink.Handle, name string, mtu int) (netlink.Link, error)
 }
 
 // EnsureTap returns the persistent tap name in the namespace ns (h works in
-// it), creating it with TapFlags and owned by owner:group, so that an
-// unprivileged process of that user can open it. An existing tap is left
-// alone (QEMU may have it open), but it must belong to owner:group.
-func EnsureTap(ns netns.NsHandle, h *netlink.Handle, name string, owner, group uint32) (netlink.Link, error) {
+// it), creating it with TapFlags (MultiQueueTapFlags when multiqueue) and
+// owned by owner:group, so that an unprivileged process of that user can
+// open it. An existing tap is left alone (QEMU may have it open), but it
+// must belong to owner:group.
+func EnsureTap(ns netns.NsHandle, h *netlink.Handle, name string, owner, group uint32, multiqueue bool) (netlink.Link, error) {
 	link, found, err := Lookup(h, name)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
+		flags := TapFlags
+		if multiqueue {
+			flags = MultiQueueTapFlags
+		}
 		tap := &netlink.Tuntap{
 			LinkAttrs: netlink.LinkAttrs{Name: name},
 			Mode:      netlink.TUNTAP_MODE_TAP,
-			Flags:     TapFlags,
+			Flags:     flags,
 			Owner:     owner,
 			Group:     group,
 		}

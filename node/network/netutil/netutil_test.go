@@ -32,19 +32,19 @@ func TestEnsureTap(t *testing.T) {
 	nettest.RequireRoot(t)
 	ns := nettest.NewNS(t)
 	h := nettest.Handle(t, ns)
-	tap, err := netutil.EnsureTap(ns, h, "tap0", 107, 108)
+	tap, err := netutil.EnsureTap(ns, h, "tap0", 107, 108, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := netutil.EnsureTap(ns, h, "tap0", 107, 108)
+	again, err := netutil.EnsureTap(ns, h, "tap0", 107, 108, false)
 	if err != nil || again.Attrs().Index != tap.Attrs().Index {
 		t.Errorf("EnsureTap again: %v, %v; want the same tap", again, err)
 	}
-	_, err = netutil.EnsureTap(ns, h, "tap0", 107, 107)
+	_, err = netutil.EnsureTap(ns, h, "tap0", 107, 107, false)
 	if want := "tap tap0 belongs to 107:108, not 107:107"; err == nil || err.Error() != want {
 		t.Errorf("EnsureTap for another group: %v; want %q", err, want)
 	}
-	_, err = netutil.EnsureTap(ns, h, "lo", 107, 107)
+	_, err = netutil.EnsureTap(ns, h, "lo", 107, 107, false)
 	if want := "lo exists and is a device, not a tap"; err == nil || err.Error() != want {
 		t.Errorf("EnsureTap over lo: %v; want %q", err, want)
 	}

@@ -68,8 +68,8 @@ type DevicesApplyConfiguration struct {
 	AutoattachVSOCK *bool `json:"autoattachVSOCK,omitempty"`
 	// BlockMultiQueue gives each virtio disk one queue per vCPU.
 	BlockMultiQueue *bool `json:"blockMultiQueue,omitempty"`
-	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU.
-	// true is refused: the taps virt-handler prepares are single-queue.
+	// NetworkInterfaceMultiQueue gives each virtio NIC one queue per vCPU,
+	// at most 8.
 	NetworkInterfaceMultiQueue *bool `json:"networkInterfaceMultiqueue,omitempty"`
 	// GPUs passes GPUs through to the guest. Refused: this platform has no
 	// device plugin or DRA driver for them.

@@ -69,10 +69,12 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// is Running with Ready False and Paused True until it is unpaused.
 	StartStrategy *virtualizationv1.StartStrategy `json:"startStrategy,omitempty"`
 	// LivenessProbe checks the guest periodically; a failing guest is
-	// stopped. Refused: not implemented yet.
+	// stopped and its VMI fails. HTTP and TCP probes reach the guest at
+	// the pod's address, exec and guestAgentPing go through its guest
+	// agent.
 	LivenessProbe *ProbeApplyConfiguration `json:"livenessProbe,omitempty"`
-	// ReadinessProbe checks the guest periodically; Ready follows it.
-	// Refused: not implemented yet.
+	// ReadinessProbe checks the guest periodically; Ready and the launcher
+	// pod's readiness follow it. As LivenessProbe.
 	ReadinessProbe *ProbeApplyConfiguration `json:"readinessProbe,omitempty"`
 	// DNSPolicy of the launcher pod, whose DNS the guest gets by DHCP.
 	// Only ClusterFirst (the default) is accepted: the launcher pod's DNS
