@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/test/e2e/framework"
 )
 
@@ -183,4 +184,159 @@ func TestLiveMigration(t *testing.T) {
 	if _, err := framework.WaitHTTP(ctx, "http://"+target.Status.PodIP+"/", page, time.Minute); err != nil {
 		t.Errorf("the guest's page after the move: %v", err)
 	}
+}
+
+// slowMigrationBandwidth makes a migration of the 128 MiB test guest take
+// about a minute, so a test can act in the middle of one.
+const slowMigrationBandwidth = "2Mi"
+
+// TestMigrationFailures: a migration that cannot finish leaves the guest
+// where it was, running, with its own QEMU and heartbeat, and the target pod
+// gone: cancelled in the middle (the migration object deleted), a target pod
+// no node can take (past the shortened unschedulable timeout), and a target
+// launcher killed in the middle. Migrations are slowed to 2 MiB/s and the
+// unschedulable timeout shortened to 20 s for the test (virt-controller's
+// flags).
+func TestMigrationFailures(t *testing.T) {
+	ctx := t.Context()
+	cluster.SetControllerArgs(t, nil, "--migration-bandwidth="+slowMigrationBandwidth, "--migration-target-unschedulable-timeout=20s")
+	ns := cluster.Namespace(t)
+	vmi, ticks := startTicking(ctx, t, ns, "stays")
+	source, err := cluster.LauncherPod(ctx, vmi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qemus, err := framework.QEMUProcesses(vmi)
+	if err != nil || len(qemus) != 1 {
+		t.Fatalf("QEMU processes of the guest: %v (%v), want one", qemus, err)
+	}
+	migrations := cluster.Virt.VirtualizationV1().VirtualMachineInstanceMigrations(ns)
+
+	// stillHere checks that the guest runs on its source as before: the
+	// VMI Running there, the same QEMU alone, the heartbeat going on in the
+	// source pod's log, no other launcher pod left.
+	stillHere := func(t *testing.T, what string) {
+		t.Helper()
+		last := ticks.Last()
+		if _, err := ticks.WaitPast(ctx, last.N+5, source.Name, 30*time.Second); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		err := framework.WaitFor(ctx, 2*time.Minute, what+": only the source pod and its QEMU", func(ctx context.Context) (bool, error) {
+			pods, err := cluster.LauncherPods(ctx, vmi)
+			if err != nil {
+				return false, err
+			}
+			now, err := framework.QEMUProcesses(vmi)
+			return len(pods) == 1 && pods[0].UID == source.UID && slices.Equal(now, qemus), err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		v, err := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns).Get(ctx, vmi.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Status.Phase != virtv1.Running || v.Status.NodeName != vmi.Status.NodeName || len(v.Status.ActivePods) != 1 {
+			t.Errorf("%s: VMI %s on %q with active pods %v, want Running on %q with its source pod only", what,
+				v.Status.Phase, v.Status.NodeName, v.Status.ActivePods, vmi.Status.NodeName)
+		}
+		if _, _, err := ticks.Continuity(1, ticks.Last().N); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	running := func(t *testing.T) *virtv1.VirtualMachineInstanceMigration {
+		t.Helper()
+		m, err := cluster.Migrate(ctx, ns, vmi.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err = cluster.WaitMigration(ctx, ns, m.Name, 3*time.Minute, "Running", func(m *virtv1.VirtualMachineInstanceMigration) bool {
+			return m.Status.Phase == virtv1.MigrationRunning || m.Status.Phase.Final()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status.Phase != virtv1.MigrationRunning {
+			t.Fatalf("migration %s %s before the test could act: %s", m.Name, m.Status.Phase, framework.MigrationFailure(m))
+		}
+		return m
+	}
+
+	t.Run("cancelled in the middle", func(t *testing.T) {
+		m := running(t)
+		if err := migrations.Delete(ctx, m.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err := framework.WaitFor(ctx, 2*time.Minute, "the cancelled migration gone", func(ctx context.Context) (bool, error) {
+			_, err := migrations.Get(ctx, m.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns).Get(ctx, vmi.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms := v.Status.MigrationState; ms == nil || ms.MigrationUID != m.UID || !ms.Failed || ms.AbortStatus != virtv1.MigrationAbortSucceeded {
+			t.Errorf("the VMI's migration state after the cancel: %+v, want failed with abortStatus %s", ms, virtv1.MigrationAbortSucceeded)
+		}
+		stillHere(t, "after the cancel")
+	})
+
+	t.Run("a target pod no node takes", func(t *testing.T) {
+		node := vmi.Status.NodeName
+		if _, err := cluster.Kubectl(ctx, "cordon", node); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := cluster.Kubectl(context.Background(), "uncordon", node); err != nil {
+				t.Errorf("uncordon %s: %v", node, err)
+			}
+		})
+		m, err := cluster.Migrate(ctx, ns, vmi.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended, err := cluster.WaitMigrationEnded(ctx, ns, m.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ended.Status.Phase != virtv1.MigrationFailed || !strings.Contains(framework.MigrationFailure(ended), virtv1.MigrationReasonTargetUnschedulable) {
+			t.Errorf("migration %s ended %s (%s), want Failed for %s", m.Name, ended.Status.Phase, framework.MigrationFailure(ended), virtv1.MigrationReasonTargetUnschedulable)
+		}
+		stillHere(t, "after the unschedulable target")
+	})
+
+	t.Run("the target launcher killed in the middle", func(t *testing.T) {
+		m := running(t)
+		pods, err := cluster.LauncherPods(ctx, vmi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var killed bool
+		for i := range pods {
+			if pods[i].UID == source.UID {
+				continue
+			}
+			pid, err := framework.KillContainer(&pods[i], layout.ComputeContainer)
+			if err != nil {
+				t.Fatalf("kill the target launcher of pod %s: %v", pods[i].Name, err)
+			}
+			t.Logf("killed the target launcher (pid %d, pod %s)", pid, pods[i].Name)
+			killed = true
+		}
+		if !killed {
+			t.Fatalf("no target pod among %v", framework.PodUIDs(pods))
+		}
+		ended, err := cluster.WaitMigrationEnded(ctx, ns, m.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ended.Status.Phase != virtv1.MigrationFailed {
+			t.Errorf("migration %s ended %s, want Failed", m.Name, ended.Status.Phase)
+		}
+		t.Logf("failed: %s", framework.MigrationFailure(ended))
+		stillHere(t, "after the target launcher died")
+	})
 }
