@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +30,7 @@ const outageTimeout = 30 * time.Second
 func TestHandlerOutage(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.Namespace(t) // deleted last, once the handler is back
-	setControllerHeartbeatTimeout(t, outageTimeout)
+	cluster.SetControllerArgs(t, nil, "--heartbeat-timeout="+outageTimeout.String())
 
 	if _, err := cluster.Kubectl(ctx, "create", "-n", ns, "-f", filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml")); err != nil {
 		t.Fatal(err)
@@ -134,64 +133,6 @@ func TestHandlerOutage(t *testing.T) {
 	}
 	if n := eventCount(t, ns, guest.Name, virtv1.ReasonNodeUnresponsive); n != 1 {
 		t.Errorf("%d %s events after the outage, want 1", n, virtv1.ReasonNodeUnresponsive)
-	}
-}
-
-// setControllerHeartbeatTimeout runs virt-controller with
-// --heartbeat-timeout=d until the test ends, then as it was. It returns
-// once a controller with the new flag leads.
-func setControllerHeartbeatTimeout(t *testing.T, d time.Duration) {
-	t.Helper()
-	ctx := t.Context()
-	deployments := cluster.Kube.AppsV1().Deployments("virt-system")
-	dep, err := deployments.Get(ctx, "virt-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := slices.Clone(dep.Spec.Template.Spec.Containers[0].Args)
-	args := slices.DeleteFunc(slices.Clone(orig), func(a string) bool { return strings.HasPrefix(a, "--heartbeat-timeout") })
-	args = append(args, "--heartbeat-timeout="+d.String())
-	setArgs := func(ctx context.Context, args []string) error {
-		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-			"containers": []any{map[string]any{"name": dep.Spec.Template.Spec.Containers[0].Name, "args": args}},
-		}}}})
-		if err != nil {
-			return err
-		}
-		if _, err := deployments.Patch(ctx, "virt-controller", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("set virt-controller's args: %w", err)
-		}
-		return cluster.WaitDeploymentAvailable(ctx, "virt-system", "virt-controller", 3*time.Minute)
-	}
-	t.Cleanup(func() {
-		if err := setArgs(context.Background(), orig); err != nil {
-			t.Errorf("restore virt-controller: %v", err)
-		}
-	})
-	if err := setArgs(ctx, args); err != nil {
-		t.Fatal(err)
-	}
-	// The leader is one of the new pods (its identity starts with its
-	// host name, the pod's name).
-	err = framework.WaitFor(ctx, 2*time.Minute, "a virt-controller with "+args[len(args)-1]+" leading", func(ctx context.Context) (bool, error) {
-		lease, err := cluster.Kube.CoordinationV1().Leases("virt-system").Get(ctx, "virt-controller", metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil {
-			return false, err
-		}
-		pods, err := cluster.Kube.CoreV1().Pods("virt-system").List(ctx, metav1.ListOptions{LabelSelector: virtv1.ComponentLabel + "=virt-controller"})
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name+"_") && p.DeletionTimestamp == nil &&
-				slices.Contains(p.Spec.Containers[0].Args, args[len(args)-1]) {
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("leader %s is not a pod with the new flag", *lease.Spec.HolderIdentity)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -3,7 +3,6 @@ package nodes
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -259,60 +258,7 @@ func waitEvent(ctx context.Context, t *testing.T, ns string, sel fields.Set, rea
 // controller with it nor waits 5 minutes; restored when the test ends.
 func controllerOnControlPlane(t *testing.T, d time.Duration) {
 	t.Helper()
-	ctx := t.Context()
-	deployments := cluster.Kube.AppsV1().Deployments("virt-system")
-	dep, err := deployments.Get(ctx, "virt-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	container := dep.Spec.Template.Spec.Containers[0]
-	orig, origSelector := slices.Clone(container.Args), dep.Spec.Template.Spec.NodeSelector
-	args := slices.DeleteFunc(slices.Clone(orig), func(a string) bool { return strings.HasPrefix(a, "--heartbeat-timeout") })
-	args = append(args, "--heartbeat-timeout="+d.String())
-	set := func(ctx context.Context, args []string, selector map[string]string) error {
-		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-			"containers":   []any{map[string]any{"name": container.Name, "args": args}},
-			"nodeSelector": selector,
-		}}}})
-		if err != nil {
-			return err
-		}
-		// A merge patch: nodeSelector replaced (null removes it), the
-		// container's args replaced.
-		if _, err := deployments.Patch(ctx, "virt-controller", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("patch virt-controller: %w", err)
-		}
-		return cluster.WaitDeploymentAvailable(ctx, "virt-system", "virt-controller", 3*time.Minute)
-	}
-	t.Cleanup(func() {
-		if err := set(context.Background(), orig, origSelector); err != nil {
-			t.Errorf("restore virt-controller: %v", err)
-		}
-	})
-	if err := set(ctx, args, map[string]string{controlPlaneLabel: ""}); err != nil {
-		t.Fatal(err)
-	}
-	// The leader is one of the new pods, all on node 1.
-	err = framework.WaitFor(ctx, 2*time.Minute, "virt-controller with "+args[len(args)-1]+" leading on node 1", func(ctx context.Context) (bool, error) {
-		lease, err := cluster.Kube.CoordinationV1().Leases("virt-system").Get(ctx, "virt-controller", metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil {
-			return false, err
-		}
-		pods, err := cluster.Kube.CoreV1().Pods("virt-system").List(ctx, metav1.ListOptions{LabelSelector: virtv1.ComponentLabel + "=virt-controller"})
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name) {
-				return p.DeletionTimestamp == nil && p.Spec.NodeName == cluster.Nodes()[0] &&
-					slices.Contains(p.Spec.Containers[0].Args, args[len(args)-1]), nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster.SetControllerArgs(t, map[string]string{controlPlaneLabel: ""}, "--heartbeat-timeout="+d.String())
 }
 
 // setOutOfService adds or removes the out-of-service taint of a node

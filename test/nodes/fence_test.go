@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -44,7 +42,7 @@ func TestTimedFencing(t *testing.T) {
 		t.Fatalf("nodes %v, want 3", nodes)
 	}
 	victim := nodes[2]
-	setControllerArgs(t, "--heartbeat-timeout="+fenceHeartbeatTimeout.String())
+	cluster.SetControllerArgs(t, nil, "--heartbeat-timeout="+fenceHeartbeatTimeout.String())
 	ns := cluster.Namespace(t)
 
 	// The VM prefers the victim (a preference, not a requirement: its
@@ -214,63 +212,5 @@ func wantEvent(ctx context.Context, t *testing.T, ns, kind, name, reason, text s
 	})
 	if err != nil {
 		t.Errorf("%v; seen %q", err, seen)
-	}
-}
-
-// setControllerArgs runs virt-controller with args replacing the flags of
-// the same names until the test ends, then as it was. It returns once a
-// controller with the new flags leads.
-func setControllerArgs(t *testing.T, args ...string) {
-	t.Helper()
-	ctx := t.Context()
-	deployments := cluster.Kube.AppsV1().Deployments("virt-system")
-	dep, err := deployments.Get(ctx, "virt-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := slices.Clone(dep.Spec.Template.Spec.Containers[0].Args)
-	next := slices.DeleteFunc(slices.Clone(orig), func(a string) bool {
-		return slices.ContainsFunc(args, func(n string) bool { return strings.Split(a, "=")[0] == strings.Split(n, "=")[0] })
-	})
-	next = append(next, args...)
-	set := func(ctx context.Context, args []string) error {
-		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-			"containers": []any{map[string]any{"name": dep.Spec.Template.Spec.Containers[0].Name, "args": args}},
-		}}}})
-		if err != nil {
-			return err
-		}
-		if _, err := deployments.Patch(ctx, "virt-controller", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("set virt-controller's args: %w", err)
-		}
-		return cluster.WaitDeploymentAvailable(ctx, "virt-system", "virt-controller", 3*time.Minute)
-	}
-	t.Cleanup(func() {
-		if err := set(context.Background(), orig); err != nil {
-			t.Errorf("restore virt-controller: %v", err)
-		}
-	})
-	if err := set(ctx, next); err != nil {
-		t.Fatal(err)
-	}
-	err = framework.WaitFor(ctx, 2*time.Minute, "a virt-controller with "+strings.Join(args, " ")+" leading", func(ctx context.Context) (bool, error) {
-		lease, err := cluster.Kube.CoordinationV1().Leases("virt-system").Get(ctx, "virt-controller", metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil {
-			return false, err
-		}
-		pods, err := cluster.Kube.CoreV1().Pods("virt-system").List(ctx, metav1.ListOptions{LabelSelector: virtv1.ComponentLabel + "=virt-controller"})
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name+"_") && p.DeletionTimestamp == nil &&
-				slices.Equal(p.Spec.Containers[0].Args, next) {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
