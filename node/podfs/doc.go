@@ -27,7 +27,13 @@
 //     descriptor, and its peer's credentials (SO_PEERCRED) must be the
 //     launchers' uid (Pods.LauncherUID), never root.
 //
-// virt-handler creates, chowns and removes nothing in pods today; when it
+//   - a socket virt-handler serves in a pod (Listen: a live migration's
+//     source proxy) is bound through /proc/self/fd/N/name of its checked
+//     directory's descriptor, handed to the launchers' uid through the
+//     descriptor of the socket it just made, removed on Close through the
+//     same directory descriptor, and accepts only launchers as peers.
+//
+// virt-handler creates, chowns and removes nothing else in pods; when it
 // does, it does it here. internal/boundary's TestNodeFileAccess fails when
 // a package under node/ other than the few it allows with a reason touches
 // the file system by path.
