@@ -16,13 +16,16 @@
 //     trusted) with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
 //     RESOLVE_NO_MAGICLINKS), so no component of the path may be a symlink
 //     and nothing resolves outside the root;
+//
 //   - a file is opened O_PATH|O_NOFOLLOW first, its type checked with
 //     fstat, and only then reopened through /proc/self/fd/N: a FIFO, a
 //     device or a symlink is refused without being opened at all, and
 //     what was checked is what is read;
+//
 //   - reads are capped: a file bigger than its cap is refused before a byte
 //     is read, and a file that grows while read is cut at the cap and
 //     refused;
+//
 //   - a socket is connected through /proc/self/fd/N of its checked O_PATH
 //     descriptor, and its peer's credentials (SO_PEERCRED) must be the
 //     launchers' uid (Pods.LauncherUID), never root.
