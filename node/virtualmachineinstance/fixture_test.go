@@ -75,6 +75,11 @@ type fixture struct {
 
 	// network is the fake network preparer.
 	network *fakeNetwork
+	// migration, when set before start, makes the node take part in live
+	// migrations, with a target informer whose handing is recorded in
+	// targetsHanded.
+	migration     *MigrationConfig
+	targetsHanded *handed
 
 	stop    func()
 	running bool
@@ -210,6 +215,7 @@ func (f *fixture) start() {
 		},
 		UnreachableAfter: 2 * time.Second,
 		Network:          f.network,
+		Migration:        f.migration,
 	}
 	f.vmisHanded, f.podsHanded = newHanded(), newHanded()
 	f.reports = &reported{domains: map[types.UID]*apiv1.Domain{}}
@@ -218,6 +224,17 @@ func (f *fixture) start() {
 		recordingPodInformer{kubeFactory.Core().V1().Pods(), f.podsHanded}, recorder, clock.RealClock{})
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	if f.migration != nil {
+		// The fake clientset ignores field selectors: the target informer
+		// sees every VMI, as the main one does.
+		targetFactory := virtinformers.NewSharedInformerFactory(f.virt, 0)
+		f.targetsHanded = newHanded()
+		if err := ctrl.WatchMigrationTargets(ctx, recordingVMIInformer{targetFactory.Virtualization().V1().VirtualMachineInstances(), f.targetsHanded}); err != nil {
+			f.t.Fatal(err)
+		}
+		targetFactory.Start(ctx.Done())
+		f.t.Cleanup(targetFactory.Shutdown)
 	}
 	// The same monitor as New's, whose reports are also recorded; nothing
 	// watches a launcher before Run.

@@ -65,6 +65,8 @@ type sourceMigration struct {
 	address string
 	ports   map[string]int32
 	proxy   *migrationproxy.Source
+	// migrating: Migrate was answered.
+	migrating bool
 	// cancelled: CancelMigration was answered.
 	cancelled bool
 }
@@ -252,7 +254,7 @@ func (c *Controller) switchOver(ctx context.Context, vmi *virtv1.VirtualMachineI
 	klog.FromContext(ctx).Info("Migration completed: the guest runs on this node", "downtimeMs", d.GetMigration().GetDowntimeMs())
 	c.recorder.Eventf(written, corev1.EventTypeNormal, ReasonMigrated, "The guest runs on node %s (pod %s) after a live migration from node %s; downtime %d ms",
 		c.cfg.NodeName, ms.TargetPod, ms.SourceNode, d.GetMigration().GetDowntimeMs())
-	observeDowntime(written, c.cfg.NodeName, d.GetMigration())
+	c.countOutcome(written, d.GetMigration(), true)
 	return nil
 }
 
@@ -303,9 +305,10 @@ func (c *Controller) syncSource(ctx context.Context, vmi *virtv1.VirtualMachineI
 	case m.GetState() == apiv1.MigrationState_MIGRATION_STATE_CANCELLED:
 		return c.writeSourceEnd(ctx, vmi, abortDone, m.GetFailureReason())
 	case m.GetState() == apiv1.MigrationState_MIGRATION_STATE_COMPLETED:
-		// The target writes completed; this launcher stops MIGRATED.
+		// The target writes completed (and counts it); this launcher
+		// stops MIGRATED.
 		c.closeSource(key)
-		c.countOutcome(vmi, m, true)
+		observeDowntime(vmi, c.cfg.NodeName, m)
 		if ms.AbortRequested && ms.AbortStatus != abortTooLate {
 			next := vmi.Status.DeepCopy()
 			next.MigrationState.AbortStatus = abortTooLate
@@ -318,15 +321,17 @@ func (c *Controller) syncSource(ctx context.Context, vmi *virtv1.VirtualMachineI
 	if err != nil {
 		return err
 	}
-	if ms.StartTimestamp == nil || m == nil {
-		// Not started, or this launcher forgot it (it never does while it
-		// runs; Migrate of the same UID is a no-op).
+	if !sm.migrating {
+		// Once per proxy: after a restart of this handler the launcher may
+		// run the job already (Migrate of the same UID is a no-op).
 		if err := obs.launcher.Migrate(ctx, migrateRequest(ms)); err != nil {
 			return err
 		}
-		if ms.StartTimestamp != nil {
-			return nil
-		}
+		c.migrations.mu.Lock()
+		sm.migrating = true
+		c.migrations.mu.Unlock()
+	}
+	if ms.StartTimestamp == nil {
 		now := metav1.NewTime(c.clock.Now())
 		next := vmi.Status.DeepCopy()
 		next.MigrationState.StartTimestamp = &now

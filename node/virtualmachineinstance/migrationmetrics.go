@@ -13,9 +13,10 @@ import (
 
 // The live migrations' metrics on virt-handler's /metrics, with KubeVirt's
 // names (its domainstats collector and virt-controller's counters), by
-// VMI: the source's handler reports the job's progress from
-// Domain.migration; the target's handler reports the downtime too, which
-// KubeVirt lacks.
+// VMI and node: the source's handler reports the job's progress from
+// Domain.migration and counts failures; the target's handler counts
+// successes, each once, in the write that records it; both report the
+// downtime, which KubeVirt lacks.
 var (
 	migrationLabels = []string{"namespace", "name", "node"}
 
@@ -49,11 +50,11 @@ var (
 	}, migrationLabels)
 	migrationSucceeded = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name: "kubevirt_vmi_migration_succeeded", StabilityLevel: metrics.ALPHA,
-		Help: "Migrations of the VMI that completed, as its source's handler saw them.",
+		Help: "Migrations of the VMI that completed, counted by the target node's handler in the write that completes them.",
 	}, migrationLabels)
 	migrationFailed = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name: "kubevirt_vmi_migration_failed", StabilityLevel: metrics.ALPHA,
-		Help: "Migrations of the VMI that failed or were aborted, as its source's handler saw them.",
+		Help: "Migrations of the VMI that failed or were aborted, counted by the source node's handler in the write that fails them.",
 	}, migrationLabels)
 	migrationDowntime = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Name: "kubevirt_vmi_migration_downtime_seconds", StabilityLevel: metrics.ALPHA,
