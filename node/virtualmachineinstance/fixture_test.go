@@ -89,6 +89,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod) *fixture {
 	t.Helper()
+	return newFixtureGuarded(t, vmis, pods, true)
+}
+
+// newFixtureGuarded is newFixture; guard false leaves the writes unchecked
+// against internal/ownership (see migration_test.go for the one reason).
+func newFixtureGuarded(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod, guard bool) *fixture {
+	t.Helper()
 	var kubeObjs, virtObjs []runtime.Object
 	for _, p := range pods {
 		kubeObjs = append(kubeObjs, p)
@@ -107,7 +114,9 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 	}
 	f.rv.Store(100)
 	f.serverLike()
-	ownershiptest.GuardOn(t, f.virt, ownership.Handler, testNode) // runs before the server-like reactors
+	if guard {
+		ownershiptest.GuardOn(t, f.virt, ownership.Handler, testNode) // runs before the server-like reactors
+	}
 	return f
 }
 

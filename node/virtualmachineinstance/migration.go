@@ -34,10 +34,10 @@ const (
 
 // KubeVirt's values of migrationState.mode and abortStatus.
 const (
-	modePreCopy  virtv1.MigrationMode        = "PreCopy"
-	abortDone    virtv1.MigrationAbortStatus = "Succeeded"
-	abortTooLate virtv1.MigrationAbortStatus = "Failed"
-	abortRunning virtv1.MigrationAbortStatus = "Aborting"
+	modePreCopy  = virtv1.MigrationPreCopy
+	abortDone    = virtv1.MigrationAbortSucceeded
+	abortTooLate = virtv1.MigrationAbortFailed
+	abortRunning = virtv1.MigrationAbortInProgress
 )
 
 // MigrationConfig is what the node needs to take part in live migrations
