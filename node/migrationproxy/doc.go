@@ -29,6 +29,4 @@
 // closes every open connection and returns once every goroutine ended.
 // Bytes are copied both ways with half-close (CloseWrite), so libvirt's
 // and QEMU's end-of-stream reach the other side.
-//
-// It must not import controllers/ or apiserver/.
 package migrationproxy
