@@ -16,8 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"kubevirt.dev/virt/internal/servingcert"
 )
 
 // The user extras of a pod's bound service-account token, which the
@@ -62,12 +60,12 @@ func isRefusal(err error) bool {
 
 // review returns nil when csr may be approved, a refusal saying why not,
 // or another error when the requesting pod could not be read.
-func review(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, who Requester, getPod PodGetter) error {
-	if csr.Spec.SignerName != servingcert.SignerName {
-		return refuse("signer %q is not %q", csr.Spec.SignerName, servingcert.SignerName)
+func review(ctx context.Context, p Profile, csr *certificatesv1.CertificateSigningRequest, who Requester, getPod PodGetter) error {
+	if csr.Spec.SignerName != p.SignerName {
+		return refuse("signer %q is not %q", csr.Spec.SignerName, p.SignerName)
 	}
 	if csr.Spec.Username != who.UserName() {
-		return refuse("requested by %q: only %q may request guest-access serving certificates", csr.Spec.Username, who.UserName())
+		return refuse("requested by %q: only %q may request %ss", csr.Spec.Username, who.UserName(), p.What)
 	}
 	node, err := one(csr.Spec.Extra, NodeNameExtra)
 	if err != nil {
@@ -77,7 +75,7 @@ func review(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, 
 	if err != nil {
 		return err
 	}
-	named, err := checkShape(req, csr.Spec.Usages)
+	named, err := checkShape(p, req, csr.Spec.Usages)
 	if err != nil {
 		return err
 	}
@@ -152,18 +150,16 @@ func parse(csr *certificatesv1.CertificateSigningRequest) (*x509.CertificateRequ
 // oidCommonName is the subject attribute of the common name.
 var oidCommonName = asn1.ObjectIdentifier{2, 5, 4, 3}
 
-// allowedUsages may be requested; UsageServerAuth must be.
-var allowedUsages = sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
-
 // checkShape returns the node a request is for, or refuses it unless it is
-// a handler's serving certificate request: a subject of the common name
-// system:virt-handler:NODE alone, NODE as the one DNS name, no e-mail or
-// URI names, a serving key usage only, and a key of at least 256 bits
-// (ECDSA) or 2048 bits (RSA). Its IP addresses are the approver's to check.
-func checkShape(req *x509.CertificateRequest, usages []certificatesv1.KeyUsage) (string, error) {
-	node, ok := servingcert.NodeOf(req.Subject.CommonName)
+// a handler's request of the profile: a subject of the profile's common
+// name (system:virt-handler:NODE for guest access) alone, NODE as the one
+// DNS name, no e-mail or URI names, the profile's key usages only, and a
+// key of at least 256 bits (ECDSA) or 2048 bits (RSA). Its IP addresses,
+// when the profile allows them, are the approver's to check.
+func checkShape(p Profile, req *x509.CertificateRequest, usages []certificatesv1.KeyUsage) (string, error) {
+	node, ok := p.NodeOf(req.Subject.CommonName)
 	if !ok {
-		return "", refuse("common name %q is not %s", req.Subject.CommonName, servingcert.CommonName("NODE"))
+		return "", refuse("common name %q is not %s", req.Subject.CommonName, p.CommonName("NODE"))
 	}
 	for i, n := range req.Subject.Names {
 		if i > 0 || !n.Type.Equal(oidCommonName) {
@@ -176,13 +172,18 @@ func checkShape(req *x509.CertificateRequest, usages []certificatesv1.KeyUsage) 
 	if len(req.EmailAddresses) != 0 || len(req.URIs) != 0 {
 		return "", refuse("e-mail addresses or URIs requested")
 	}
+	if !p.IPs && len(req.IPAddresses) != 0 {
+		return "", refuse("IP addresses requested: a %s names its node only", p.What)
+	}
 	for _, u := range usages {
-		if !allowedUsages.Has(u) {
-			return "", refuse("usage %q requested: only %q", u, sets.List(allowedUsages))
+		if !p.Allowed.Has(u) {
+			return "", refuse("usage %q requested: only %q", u, sets.List(p.Allowed))
 		}
 	}
-	if !slices.Contains(usages, certificatesv1.UsageServerAuth) {
-		return "", refuse("usage %q not requested", certificatesv1.UsageServerAuth)
+	for _, u := range p.Required {
+		if !slices.Contains(usages, u) {
+			return "", refuse("usage %q not requested", u)
+		}
 	}
 	switch k := req.PublicKey.(type) {
 	case *ecdsa.PublicKey:

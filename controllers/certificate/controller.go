@@ -18,8 +18,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-
-	"kubevirt.dev/virt/internal/servingcert"
 )
 
 // DefaultMaxLifetime caps a handler certificate's lifetime. The handlers
@@ -44,6 +42,16 @@ type Config struct {
 	CA CA
 	// MaxLifetime caps the lifetime of a certificate.
 	MaxLifetime time.Duration
+	// Profile is the signer's policy; the zero Profile is
+	// GuestAccessServing.
+	Profile Profile
+}
+
+func (c Config) profile() Profile {
+	if c.Profile.SignerName == "" {
+		return GuestAccessServing
+	}
+	return c.Profile
 }
 
 // Controller approves and signs the handlers' serving certificates.
@@ -55,6 +63,7 @@ type Controller struct {
 	getPod PodGetter
 	queue  workqueue.TypedRateLimitingInterface[string]
 	cfg    Config
+	p      Profile
 	clock  clock.PassiveClock
 }
 
@@ -71,6 +80,7 @@ func New(ctx context.Context, kube kubernetes.Interface, csrs certinformers.Cert
 			return kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		cfg:   cfg,
+		p:     cfg.profile(),
 		clock: c,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -86,12 +96,12 @@ func New(ctx context.Context, kube kubernetes.Interface, csrs certinformers.Cert
 	return ctrl, nil
 }
 
-// SignerSelector is the field selector of the requests the controller
-// handles; its informer should list only those.
-func SignerSelector() string { return "spec.signerName=" + servingcert.SignerName }
+// SignerSelector is the field selector of the guest-access requests
+// (GuestAccessServing.Selector).
+func SignerSelector() string { return GuestAccessServing.Selector() }
 
 func (c *Controller) enqueue(obj any) {
-	if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok && csr.Spec.SignerName == servingcert.SignerName && !done(csr) {
+	if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok && csr.Spec.SignerName == c.p.SignerName && !done(csr) {
 		c.queue.Add(csr.Name)
 	}
 }
@@ -101,7 +111,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	defer c.queue.ShutDown()
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting certificate controller", "signer", servingcert.SignerName, "requester", c.cfg.Requester.UserName())
+	logger.Info("Starting certificate controller", "signer", c.p.SignerName, "requester", c.cfg.Requester.UserName())
 	defer logger.Info("Stopped certificate controller")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced) {
 		if ctx.Err() != nil {
@@ -146,7 +156,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if csr.Spec.SignerName != servingcert.SignerName || done(csr) {
+	if csr.Spec.SignerName != c.p.SignerName || done(csr) {
 		return nil
 	}
 	if !has(csr, certificatesv1.CertificateApproved) {
@@ -165,17 +175,17 @@ func (c *Controller) approve(ctx context.Context, csr *certificatesv1.Certificat
 		Status:         corev1.ConditionTrue,
 		LastUpdateTime: metav1.NewTime(c.clock.Now()),
 	}
-	switch err := review(ctx, csr, c.cfg.Requester, c.getPod); {
+	switch err := review(ctx, c.p, csr, c.cfg.Requester, c.getPod); {
 	case isRefusal(err):
 		cond.Type, cond.Reason, cond.Message = certificatesv1.CertificateDenied, ReasonDenied, err.Error()
-		logger.Info("Denied a guest-access serving certificate", "requester", csr.Spec.Username, "why", err.Error())
+		logger.Info("Denied a "+c.p.What, "requester", csr.Spec.Username, "why", err.Error())
 	case err != nil:
 		return nil, err
 	default:
 		node := csr.Spec.Extra[NodeNameExtra][0]
 		cond.Type, cond.Reason, cond.Message = certificatesv1.CertificateApproved, ReasonApproved,
-			fmt.Sprintf("virt-controller approved the guest-access serving certificate of node %s", node)
-		logger.Info("Approved a guest-access serving certificate", "node", node)
+			fmt.Sprintf("virt-controller approved the %s of node %s", c.p.What, node)
+		logger.Info("Approved a "+c.p.What, "node", node)
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, cond)
 	updated, err := c.kube.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
@@ -189,7 +199,7 @@ func (c *Controller) approve(ctx context.Context, csr *certificatesv1.Certificat
 // it is not a handler's serving certificate request.
 func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {
 	now := c.clock.Now()
-	req, node, err := requestedNode(csr)
+	req, node, err := requestedNode(c.p, csr)
 	if err != nil {
 		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 			Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue,
@@ -203,7 +213,7 @@ func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSi
 		return err
 	}
 	life := lifetime(csr, c.cfg.MaxLifetime)
-	pem, err := issue(ca, key, req, now, life)
+	pem, err := issue(c.p, ca, key, req, now, life)
 	if err != nil {
 		return err
 	}
@@ -211,7 +221,7 @@ func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSi
 	if _, err := c.kube.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, csr, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("write the certificate: %w", err)
 	}
-	klog.FromContext(ctx).Info("Signed a guest-access serving certificate", "node", node, "lifetime", life)
+	klog.FromContext(ctx).Info("Signed a "+c.p.What, "node", node, "lifetime", life)
 	return nil
 }
 

@@ -130,11 +130,17 @@ func (r *request) object(t *testing.T) *certificatesv1.CertificateSigningRequest
 // run syncs the request as the controller would and returns it as written.
 func run(t *testing.T, r *request, now time.Time) (*certificatesv1.CertificateSigningRequest, *x509.Certificate) {
 	t.Helper()
+	return runProfile(t, r, now, Profile{})
+}
+
+// runProfile is run with the controller of profile p.
+func runProfile(t *testing.T, r *request, now time.Time, p Profile) (*certificatesv1.CertificateSigningRequest, *x509.Certificate) {
+	t.Helper()
 	files, ca := writeCA(t)
 	kube := fake.NewClientset([]runtime.Object{r.object(t), handlerPod()}...)
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	ctrl, err := New(t.Context(), kube, factory.Certificates().V1().CertificateSigningRequests(),
-		Config{Requester: handlers, CA: files, MaxLifetime: 2 * time.Hour}, clocktesting.NewFakePassiveClock(now))
+		Config{Requester: handlers, CA: files, MaxLifetime: 2 * time.Hour, Profile: p}, clocktesting.NewFakePassiveClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}

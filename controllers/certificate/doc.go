@@ -2,7 +2,10 @@
 // certificates.k8s.io CertificateSigningRequests of signer
 // internal/servingcert.SignerName: the guest-access serving certificates
 // the virt-handlers request for their nodes (docs/guest-access.md), in the
-// pattern of the kubelet's serving certificates.
+// pattern of the kubelet's serving certificates. A second instance, with
+// Profile Migration and a CA of its own, approves and signs the handlers'
+// migration identities (internal/migrationcert.SignerName: clientAuth and
+// serverAuth, no IP address, docs/migration.md) by the same policy.
 //
 // Approval (approve.go) is the policy: a request is approved only when its
 // requester is the handlers' service account with a bound token whose

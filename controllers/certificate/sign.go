@@ -62,7 +62,7 @@ const backdate = 5 * time.Minute
 // lifetime but not beyond the CA. The request was checked by checkShape:
 // only its key, common name, DNS name and IP addresses are taken, every
 // other extension is the signer's.
-func issue(ca *x509.Certificate, caKey crypto.Signer, req *x509.CertificateRequest, now time.Time, lifetime time.Duration) ([]byte, error) {
+func issue(p Profile, ca *x509.Certificate, caKey crypto.Signer, req *x509.CertificateRequest, now time.Time, lifetime time.Duration) ([]byte, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func issue(ca *x509.Certificate, caKey crypto.Signer, req *x509.CertificateReque
 		NotBefore:             now.Add(-backdate),
 		NotAfter:              notAfter,
 		KeyUsage:              usage,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           p.ExtKeyUsage,
 		BasicConstraintsValid: true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, req.PublicKey, caKey)
@@ -112,12 +112,12 @@ func lifetime(csr *certificatesv1.CertificateSigningRequest, max time.Duration) 
 // requestedNode is the node of an approved request of the right shape, or
 // a refusal: an approval by someone else (an administrator) does not make
 // the signer issue anything but a handler's serving certificate.
-func requestedNode(csr *certificatesv1.CertificateSigningRequest) (*x509.CertificateRequest, string, error) {
+func requestedNode(p Profile, csr *certificatesv1.CertificateSigningRequest) (*x509.CertificateRequest, string, error) {
 	req, err := parse(csr)
 	if err != nil {
 		return nil, "", err
 	}
-	node, err := checkShape(req, csr.Spec.Usages)
+	node, err := checkShape(p, req, csr.Spec.Usages)
 	if err != nil {
 		return nil, "", err
 	}

@@ -203,6 +203,25 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	} else {
 		klog.FromContext(ctx).Info("Guest-access serving certificates are neither approved nor signed (--handler-serving-ca-cert-file is empty)")
 	}
+	if o.HandlerMigrationCACertFile != "" {
+		// The migration signer's own requests, with its own CA.
+		csrs := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.FieldSelector = certificate.Migration.Selector() }))
+		defer csrs.Shutdown()
+		migCertCtrl, err := certificate.New(ctx, kube, csrs.Certificates().V1().CertificateSigningRequests(), certificate.Config{
+			Requester:   certificate.Requester{Namespace: o.HandlerNamespace, ServiceAccount: o.HandlerServiceAccount},
+			CA:          certificate.CA{CertFile: o.HandlerMigrationCACertFile, KeyFile: o.HandlerMigrationCAKeyFile},
+			MaxLifetime: o.HandlerCertMaxLifetime,
+			Profile:     certificate.Migration,
+		}, c)
+		if err != nil {
+			return err
+		}
+		csrs.Start(ctx.Done())
+		controllers = append(controllers, namedController{name: "migration-certificate", run: func(ctx context.Context) error { return migCertCtrl.Run(ctx, 1) }})
+	} else {
+		klog.FromContext(ctx).Info("Migration certificates are neither approved nor signed (--handler-migration-ca-cert-file is empty)")
+	}
 	launchers.Start(ctx.Done())
 	cluster.Start(ctx.Done())
 	handlerLeases.Start(ctx.Done())

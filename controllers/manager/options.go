@@ -15,6 +15,7 @@ import (
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/internal/migrationcert"
 	"kubevirt.dev/virt/internal/servingcert"
 	"kubevirt.dev/virt/launcher/layout"
 )
@@ -45,6 +46,11 @@ type Options struct {
 	HandlerServingCAKeyFile  string
 	// HandlerCertMaxLifetime caps a handler serving certificate's lifetime.
 	HandlerCertMaxLifetime time.Duration
+	// HandlerMigrationCACertFile and HandlerMigrationCAKeyFile are the CA
+	// of the handlers' migration identities (internal/migrationcert);
+	// empty: their requests are neither approved nor signed.
+	HandlerMigrationCACertFile string
+	HandlerMigrationCAKeyFile  string
 
 	HeartbeatTimeout time.Duration
 	// FenceAfter and FenceAnnotations are the opt-in node fencing
@@ -144,6 +150,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"CA certificate the handlers' guest-access serving certificates are signed with (virt-apiserver's --handler-client-cert-dir ca.crt); read for every signature; empty: requests are neither approved nor signed")
 	fs.StringVar(&o.HandlerServingCAKeyFile, "handler-serving-ca-key-file", o.HandlerServingCAKeyFile,
 		"key of --handler-serving-ca-cert-file")
+	fs.StringVar(&o.HandlerMigrationCACertFile, "handler-migration-ca-cert-file", o.HandlerMigrationCACertFile,
+		"CA certificate the handlers' migration certificates ("+migrationcert.SignerName+") are signed with (the handlers' --migration-ca-file); empty: they are neither approved nor signed, and live migrations wait")
+	fs.StringVar(&o.HandlerMigrationCAKeyFile, "handler-migration-ca-key-file", o.HandlerMigrationCAKeyFile,
+		"key of --handler-migration-ca-cert-file")
 	fs.DurationVar(&o.HandlerCertMaxLifetime, "handler-cert-max-lifetime", o.HandlerCertMaxLifetime,
 		"longest lifetime of a handler's guest-access serving certificate; shorter requests are honored")
 	fs.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", o.HeartbeatTimeout,
@@ -185,6 +195,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--filesystem-overhead must be a decimal in [0, 1), such as 0.055")
 	case o.HandlerServingCACertFile != "" && (o.HandlerServingCAKeyFile == "" || o.HandlerNamespace == "" || o.HandlerServiceAccount == ""):
 		return fmt.Errorf("--handler-serving-ca-cert-file needs --handler-serving-ca-key-file, --handler-namespace and --handler-service-account")
+	case o.HandlerMigrationCACertFile != "" && (o.HandlerMigrationCAKeyFile == "" || o.HandlerNamespace == "" || o.HandlerServiceAccount == ""):
+		return fmt.Errorf("--handler-migration-ca-cert-file needs --handler-migration-ca-key-file, --handler-namespace and --handler-service-account")
 	case o.HandlerServingCACertFile != "" && o.HandlerCertMaxLifetime < 10*time.Minute:
 		return fmt.Errorf("--handler-cert-max-lifetime must be at least 10m")
 	case o.HeartbeatTimeout <= 0:

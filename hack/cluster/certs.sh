@@ -88,6 +88,12 @@ ca virt-apiserver-ca "virt-apiserver-ca"
 # and virt-apiserver's client key cannot answer as a handler.
 ca virt-handler-ca "virt-handler-ca"
 ca virt-handler-serving-ca "virt-handler-serving-ca"
+# Live migration (docs/migration.md) has one more: the handler migration CA
+# signs the handlers' per-node migration identities (clientAuth+serverAuth,
+# virt-controller's second CSR signer holds its key), and only the handlers
+# trust it, for migrations only: it cannot make a guest-access client or
+# serving certificate, and those cannot carry a migration.
+ca virt-handler-migration-ca "virt-handler-migration-ca"
 
 cert apiserver ca "/CN=kube-apiserver" serverAuth \
   "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:${HOST_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1"

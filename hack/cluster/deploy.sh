@@ -68,6 +68,13 @@ for f in virt-handler-ca.crt virt-handler-serving-ca.crt virt-handler-serving-ca
   virt-apiserver-handler-client.crt virt-apiserver-handler-client.key; do
   install -m 600 "${PKI}/${f}" "${DEPLOY}/guest-access/${f}"
 done
+# Live migration (docs/migration.md): the handler migration CA, its key for
+# virt-controller's signer, its certificate for the handlers (a ConfigMap).
+rm -rf "${DEPLOY}/migration"
+mkdir -p "${DEPLOY}/migration"
+for f in virt-handler-migration-ca.crt virt-handler-migration-ca.key; do
+  install -m 600 "${PKI}/${f}" "${DEPLOY}/migration/${f}"
+done
 # The HA mode's etcd CA, the members' certificate and virt-apiserver's
 # client certificate (certs.sh makes them in either mode).
 rm -rf "${DEPLOY}/etcd"
@@ -104,6 +111,12 @@ secretGenerator:
     files:
       - tls.crt=guest-access/virt-handler-serving-ca.crt
       - tls.key=guest-access/virt-handler-serving-ca.key
+  - name: virt-controller-handler-migration-ca
+    namespace: virt-system
+    type: kubernetes.io/tls
+    files:
+      - tls.crt=migration/virt-handler-migration-ca.crt
+      - tls.key=migration/virt-handler-migration-ca.key
   - name: virt-apiserver-handler-client-tls
     namespace: virt-system
     type: kubernetes.io/tls
@@ -134,6 +147,9 @@ configMapGenerator:
   - name: virt-handler-guest-access-ca
     namespace: virt-system
     files: [ca.crt=guest-access/virt-handler-ca.crt]
+  - name: virt-handler-migration-ca
+    namespace: virt-system
+    files: [ca.crt=migration/virt-handler-migration-ca.crt]
 EOF
   echo "images:"
   for w in "${workloads[@]}"; do

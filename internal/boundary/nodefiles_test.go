@@ -27,6 +27,7 @@ var nodeFileAccessAllowed = map[string]string{
 	"node/hostpath":                 "the launchers' QEMU capabilities cache, a hostPath of the node's own that the handler creates and hands to the launchers' user, opened O_NOFOLLOW",
 	"node/deviceplugin":             "the kubelet's device-plugin directory (kubelet.sock and the plugin's own socket), a host directory only root writes",
 	"node/guestaccess/tls.go":       "the handler's guest-access certificate directory, a secret mounted into its own pod",
+	"node/migrationproxy/tls.go":    "the migration CA, a ConfigMap mounted into the handler's own pod",
 	"node/nodelabel/facts.go":       "the node's facts, written by the handler's own init container (the launcher image) into an emptyDir of its own pod that the handler mounts read-only; read once, capped",
 	"node/socket":                   "listens at a path for tests (the fake launchers); virt-handler does not import it",
 	"node/fakelauncher":             "plays the launcher in tests: it writes the pod's files as the launcher would",

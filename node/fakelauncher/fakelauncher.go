@@ -34,6 +34,11 @@ type Calls struct {
 	Screenshot int
 	// NICs are the interfaces of the last Sync call.
 	NICs []*apiv1.InterfaceNetwork
+	// Prepares, Migrates and Cancels are the migration requests received
+	// (migration.go).
+	Prepares []*apiv1.PrepareMigrationTargetRequest
+	Migrates []*apiv1.MigrateRequest
+	Cancels  []*apiv1.CancelMigrationRequest
 }
 
 // Server is a fake launcher. Create it with Start.
@@ -59,6 +64,8 @@ type Server struct {
 	exited     bool
 	clock      int64
 	screenshot *screenshotAnswer
+	// target: started with --migration-target (SetMigrationTarget).
+	target bool
 
 	apiv1.UnimplementedLauncherServer
 }
@@ -144,6 +151,9 @@ func (s *Server) Calls() Calls {
 	defer s.mu.Unlock()
 	c := s.calls
 	c.Shutdowns = append([]int64(nil), s.calls.Shutdowns...)
+	c.Prepares = append([]*apiv1.PrepareMigrationTargetRequest(nil), s.calls.Prepares...)
+	c.Migrates = append([]*apiv1.MigrateRequest(nil), s.calls.Migrates...)
+	c.Cancels = append([]*apiv1.CancelMigrationRequest(nil), s.calls.Cancels...)
 	return c
 }
 

@@ -28,6 +28,7 @@ import (
 	"kubevirt.dev/virt/node/deviceplugin"
 	"kubevirt.dev/virt/node/guestaccess"
 	"kubevirt.dev/virt/node/heartbeat"
+	"kubevirt.dev/virt/node/migrationproxy"
 	"kubevirt.dev/virt/node/monitor"
 	"kubevirt.dev/virt/node/network"
 	"kubevirt.dev/virt/node/network/bridge"
@@ -41,6 +42,10 @@ const component = "virt-handler"
 
 // nodeNameField selects the VMIs handed to a node; virt-apiserver indexes it.
 const nodeNameField = "status.nodeName"
+
+// migrationTargetField selects the VMIs migrating to a node; virt-apiserver
+// indexes it.
+const migrationTargetField = "status.migrationState.targetNode"
 
 // Run runs virt-handler until ctx is done. On the way out the node is
 // marked unschedulable; the guests keep running.
@@ -72,8 +77,14 @@ func Run(ctx context.Context, o *Options) error {
 		virtinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.FieldSelector = fields.OneTermEqualSelector(nodeNameField, o.NodeName).String()
 		}))
+	// The VMIs migrating to this node, before they are its (docs/migration.md).
+	targets := virtinformers.NewSharedInformerFactoryWithOptions(virt, 0,
+		virtinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector(migrationTargetField, o.NodeName).String()
+		}))
 	defer pods.Shutdown()
 	defer vmis.Shutdown()
+	defer targets.Shutdown()
 
 	mon := monitor.DefaultConfig
 	mon.CallTimeout, mon.SyncTimeout = o.LauncherCallTimeout, o.LauncherSyncTimeout
@@ -86,7 +97,13 @@ func Run(ctx context.Context, o *Options) error {
 		reporter.Observe(facts)
 		go reporter.Run(klog.NewContext(ctx, klog.LoggerWithName(logger, "capabilities")))
 	}
+	migration, stopMigrationCerts, err := o.migrationConfig(ctx, kube)
+	if err != nil {
+		return err
+	}
+	defer stopMigrationCerts()
 	ctrl, err := virtualmachineinstance.New(ctx, virtualmachineinstance.Config{
+		Migration:        migration,
 		NodeName:         o.NodeName,
 		PodFiles:         o.podFiles(),
 		Monitor:          mon,
@@ -99,6 +116,11 @@ func Run(ctx context.Context, o *Options) error {
 	}, kube, virt, vmis.Virtualization().V1().VirtualMachineInstances(), pods.Core().V1().Pods(), recorder, clock.RealClock{})
 	if err != nil {
 		return err
+	}
+	if migration != nil {
+		if err := ctrl.WatchMigrationTargets(ctx, targets.Virtualization().V1().VirtualMachineInstances()); err != nil {
+			return err
+		}
 	}
 
 	ln, err := net.Listen("tcp", o.BindAddress)
@@ -117,6 +139,7 @@ func Run(ctx context.Context, o *Options) error {
 
 	pods.Start(ctx.Done())
 	vmis.Start(ctx.Done())
+	targets.Start(ctx.Done())
 
 	beat := heartbeat.New(kube, o.NodeName, o.LeaseNamespace, o.HeartbeatInterval, ctrl.HasSynced, clock.RealClock{})
 	beatDone := make(chan struct{})
@@ -190,6 +213,34 @@ func (o *Options) serveGuestAccess(ctx context.Context, kube kubernetes.Interfac
 		}
 	}()
 	return func() { cancel(); certs.Stop(); <-done }, nil
+}
+
+// migrationConfig is the node's part in live migrations (docs/migration.md):
+// its migration certificate, requested and renewed through the
+// certificates.k8s.io API until stop, the migration CA, and the pod IP its
+// target listeners bind to. nil when --migration-ca-file is empty.
+func (o *Options) migrationConfig(ctx context.Context, kube kubernetes.Interface) (cfg *virtualmachineinstance.MigrationConfig, stop func(), err error) {
+	logger := klog.LoggerWithName(klog.FromContext(ctx), "migration")
+	if o.MigrationCAFile == "" {
+		logger.Info("Live migrations not taken part in (--migration-ca-file is empty)")
+		return nil, func() {}, nil
+	}
+	ips, err := o.podIPs()
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	certs, err := migrationproxy.NewCertificateManager(ctx, kube, o.NodeName, o.MigrationCertStoreDir, migrationproxy.DefaultCertificateLifetime)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	certs.Start()
+	logger.Info("Taking part in live migrations", "address", ips[0].String(), "ca", o.MigrationCAFile)
+	return &virtualmachineinstance.MigrationConfig{
+		Address:  ips[0].String(),
+		Identity: migrationproxy.Identity{Certificate: certs.Current, CAs: migrationproxy.CAFile(o.MigrationCAFile)},
+	}, func() { cancel(); certs.Stop() }, nil
 }
 
 // runTunDevicePlugin advertises /dev/net/tun to the kubelet for launcher

@@ -12,6 +12,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/internal/apiclient"
+	"kubevirt.dev/virt/internal/migrationcert"
 	"kubevirt.dev/virt/internal/servingcert"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/deviceplugin"
@@ -79,6 +80,14 @@ type Options struct {
 	// GuestAccessClientName is the common name a client certificate needs.
 	GuestAccessClientName string
 
+	// MigrationCAFile is the CA of the handlers' migration certificates
+	// (docs/migration.md); empty: the node takes no part in live
+	// migrations.
+	MigrationCAFile string
+	// MigrationCertStoreDir keeps the node's migration certificate and key
+	// across container restarts.
+	MigrationCertStoreDir string
+
 	Logs *logsapi.LoggingConfiguration
 }
 
@@ -111,6 +120,7 @@ func NewOptions() *Options {
 		GuestAccessCertLifetime:  guestaccess.DefaultCertificateLifetime,
 		PodIPs:                   podIPs(os.Getenv("POD_IPS")),
 		GuestAccessClientName:    guestaccess.DefaultClientName,
+		MigrationCertStoreDir:    "/var/lib/virt-handler/migration",
 		Logs:                     logsapi.NewLoggingConfiguration(),
 	}
 }
@@ -158,6 +168,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.PodIPs, "pod-ips", o.PodIPs, "this pod's IP addresses, put into the guest-access serving certificate (default: $POD_IPS)")
 	fs.StringVar(&o.GuestAccessClientName, "guest-access-client-name", o.GuestAccessClientName,
 		"the only common name of a client certificate guest access serves")
+	fs.StringVar(&o.MigrationCAFile, "migration-ca-file", o.MigrationCAFile,
+		"the CA of the handlers' migration certificates (signer "+migrationcert.SignerName+"), the only one trusted between handlers for live migrations; read when a migration starts; empty: this node is never a migration source or target")
+	fs.StringVar(&o.MigrationCertStoreDir, "migration-cert-store-dir", o.MigrationCertStoreDir,
+		"where the node's migration key and certificate (requested through the certificates.k8s.io API) are kept across container restarts")
 
 	logsapi.AddFlags(o.Logs, fs)
 }
@@ -207,6 +221,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--tun-devices needs --device-plugin-dir")
 	case o.GuestAccessAddress != "" && (o.GuestAccessClientCAFile == "" || o.GuestAccessCertStoreDir == "" || o.GuestAccessClientName == ""):
 		return fmt.Errorf("--guest-access-address needs --guest-access-client-ca-file, --guest-access-cert-store-dir and --guest-access-client-name")
+	case o.MigrationCAFile != "" && (o.MigrationCertStoreDir == "" || len(o.PodIPs) == 0):
+		return fmt.Errorf("--migration-ca-file needs --migration-cert-store-dir and --pod-ips (the migration listeners' address)")
 	case o.GuestAccessAddress != "" && o.GuestAccessCertLifetime < 10*time.Minute:
 		return fmt.Errorf("--guest-access-cert-lifetime must be at least 10m (the certificates.k8s.io minimum)")
 	}

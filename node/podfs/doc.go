@@ -16,18 +16,27 @@
 //     trusted) with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
 //     RESOLVE_NO_MAGICLINKS), so no component of the path may be a symlink
 //     and nothing resolves outside the root;
+//
 //   - a file is opened O_PATH|O_NOFOLLOW first, its type checked with
 //     fstat, and only then reopened through /proc/self/fd/N: a FIFO, a
 //     device or a symlink is refused without being opened at all, and
 //     what was checked is what is read;
+//
 //   - reads are capped: a file bigger than its cap is refused before a byte
 //     is read, and a file that grows while read is cut at the cap and
 //     refused;
+//
 //   - a socket is connected through /proc/self/fd/N of its checked O_PATH
 //     descriptor, and its peer's credentials (SO_PEERCRED) must be the
 //     launchers' uid (Pods.LauncherUID), never root.
 //
-// virt-handler creates, chowns and removes nothing in pods today; when it
+//   - a socket virt-handler serves in a pod (Listen: a live migration's
+//     source proxy) is bound through /proc/self/fd/N/name of its checked
+//     directory's descriptor, handed to the launchers' uid through the
+//     descriptor of the socket it just made, removed on Close through the
+//     same directory descriptor, and accepts only launchers as peers.
+//
+// virt-handler creates, chowns and removes nothing else in pods; when it
 // does, it does it here. internal/boundary's TestNodeFileAccess fails when
 // a package under node/ other than the few it allows with a reason touches
 // the file system by path.

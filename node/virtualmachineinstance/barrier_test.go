@@ -94,6 +94,11 @@ func (f *fixture) busy() string {
 	if why := f.vmisHanded.behind("VMI", vmis); why != "" {
 		return why
 	}
+	if f.targetsHanded != nil {
+		if why := f.targetsHanded.behind("VMI (migration target)", vmis); why != "" {
+			return why
+		}
+	}
 	pods := map[string]any{}
 	for _, p := range f.apiPods() {
 		pods[p.Namespace+"/"+p.Name] = &p

@@ -76,6 +76,9 @@ type Config struct {
 	// claims any more (besides the looks the informers' events ask for);
 	// 0: DefaultStrayInterval.
 	StrayInterval time.Duration
+	// Migration lets the node take part in live migrations, as a source
+	// and (with WatchMigrationTargets) as a target; nil: it never does.
+	Migration *MigrationConfig
 }
 
 // Controller is the node's VMI controller. Create it with New and start it
@@ -85,10 +88,13 @@ type Controller struct {
 	kube kubernetes.Interface
 	virt virtclient.Interface
 
-	vmiLister  virtlisters.VirtualMachineInstanceLister
-	podLister  corelisters.PodLister
-	podIndexer cache.Indexer
-	synced     []cache.InformerSynced
+	vmiLister virtlisters.VirtualMachineInstanceLister
+	// targetLister lists the VMIs migrating to this node
+	// (WatchMigrationTargets), nil when it is never a target.
+	targetLister virtlisters.VirtualMachineInstanceLister
+	podLister    corelisters.PodLister
+	podIndexer   cache.Indexer
+	synced       []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[string]
 	monitor  *monitor.Monitor
@@ -113,6 +119,9 @@ type Controller struct {
 	guestReports guestReportWarner
 	// strays are the launchers on this node no VMI claims (stray.go).
 	strays *strays
+	// migrations are the proxies of the node's live migrations
+	// (migration.go).
+	migrations *migrations
 }
 
 type writtenVMI struct {
@@ -143,6 +152,7 @@ func New(ctx context.Context, cfg Config, kube kubernetes.Interface, virt virtcl
 		clock:      c,
 		written:    map[string]writtenVMI{},
 		strays:     newStrays(),
+		migrations: newMigrations(),
 
 		shutdownGrace: map[types.UID]int64{},
 		terminating:   map[types.UID]string{},

@@ -75,6 +75,11 @@ type fixture struct {
 
 	// network is the fake network preparer.
 	network *fakeNetwork
+	// migration, when set before start, makes the node take part in live
+	// migrations, with a target informer whose handing is recorded in
+	// targetsHanded.
+	migration     *MigrationConfig
+	targetsHanded *handed
 
 	stop    func()
 	running bool
@@ -83,6 +88,13 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod) *fixture {
+	t.Helper()
+	return newFixtureGuarded(t, vmis, pods, true)
+}
+
+// newFixtureGuarded is newFixture; guard false leaves the writes unchecked
+// against internal/ownership (see migration_test.go for the one reason).
+func newFixtureGuarded(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*corev1.Pod, guard bool) *fixture {
 	t.Helper()
 	var kubeObjs, virtObjs []runtime.Object
 	for _, p := range pods {
@@ -102,7 +114,9 @@ func newFixture(t *testing.T, vmis []*virtv1.VirtualMachineInstance, pods []*cor
 	}
 	f.rv.Store(100)
 	f.serverLike()
-	ownershiptest.GuardOn(t, f.virt, ownership.Handler, testNode) // runs before the server-like reactors
+	if guard {
+		ownershiptest.GuardOn(t, f.virt, ownership.Handler, testNode) // runs before the server-like reactors
+	}
 	return f
 }
 
@@ -210,6 +224,7 @@ func (f *fixture) start() {
 		},
 		UnreachableAfter: 2 * time.Second,
 		Network:          f.network,
+		Migration:        f.migration,
 	}
 	f.vmisHanded, f.podsHanded = newHanded(), newHanded()
 	f.reports = &reported{domains: map[types.UID]*apiv1.Domain{}}
@@ -218,6 +233,17 @@ func (f *fixture) start() {
 		recordingPodInformer{kubeFactory.Core().V1().Pods(), f.podsHanded}, recorder, clock.RealClock{})
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	if f.migration != nil {
+		// The fake clientset ignores field selectors: the target informer
+		// sees every VMI, as the main one does.
+		targetFactory := virtinformers.NewSharedInformerFactory(f.virt, 0)
+		f.targetsHanded = newHanded()
+		if err := ctrl.WatchMigrationTargets(ctx, recordingVMIInformer{targetFactory.Virtualization().V1().VirtualMachineInstances(), f.targetsHanded}); err != nil {
+			f.t.Fatal(err)
+		}
+		targetFactory.Start(ctx.Done())
+		f.t.Cleanup(targetFactory.Shutdown)
 	}
 	// The same monitor as New's, whose reports are also recorded; nothing
 	// watches a launcher before Run.

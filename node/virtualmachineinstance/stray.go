@@ -98,7 +98,9 @@ func (c *Controller) claimed() (sets.Set[types.UID], map[types.UID]*virtv1.Virtu
 			pods.Insert(uid)
 		}
 	}
-	return pods, byUID
+	// A VMI migrating here counts on its target pod, before it is this
+	// node's.
+	return pods.Union(c.migrationTargetPods()), byUID
 }
 
 // sweep destroys the domains of the launchers on this node that no VMI of

@@ -2,6 +2,7 @@ package virtualmachineinstance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,13 +39,27 @@ type observation struct {
 	ended *apiv1.Domain
 }
 
+// sync moves the VMI of key along on this node: as the migration target
+// of a VMI of another node (migration.go), and as its node.
 func (c *Controller) sync(ctx context.Context, key string) error {
+	targetErr := c.syncTarget(ctx, key)
+	return errors.Join(targetErr, c.syncNode(ctx, key))
+}
+
+// syncNode moves a VMI of this node (status.nodeName) along.
+func (c *Controller) syncNode(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return err
 	}
 	vmi, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.closeSource(key)
+		forgetMigrationMetrics(namespace, name, c.cfg.NodeName)
+		if c.targetVMI(key) != nil {
+			// Migrating here: its target launcher's watch stays.
+			return nil
+		}
 		c.forgetWritten(key)
 		c.forgetGuestReport(key)
 		c.monitor.ForgetVMI(key)
@@ -67,6 +82,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// The guest is gone: ended as recorded, or failed by virt-controller
 		// (whose deletion of the pod stops whatever still runs). Nothing a
 		// launcher says changes a final phase: stop listening.
+		c.closeSource(key)
 		c.monitor.ForgetVMI(key)
 		return c.finish(ctx, vmi, nil)
 	}
@@ -76,6 +92,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	switch {
+	case obs.end != nil && migratedAway(obs):
+		// The guest left by a live migration: it runs on the target, whose
+		// handler makes the VMI its own. Nothing ended.
+		c.closeSource(key)
+		klog.FromContext(ctx).V(2).Info("The launcher's guest migrated away; waiting for the target to take the VMI over")
+		return nil
 	case obs.end != nil && !deleting:
 		end, err := c.blamePod(ctx, vmi, obs)
 		if err != nil {
@@ -263,11 +285,13 @@ func (c *Controller) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 	next, dropped := vmistatus.Running(vmi, obs.pod, d, st.Info, metav1.NewTime(now))
 	c.warnGuestReport(vmi, &dropped, now)
 	written, err := c.writeStatus(ctx, vmi, next)
-	if err != nil || written == vmi {
+	if err != nil {
 		return err
 	}
-	c.recordRunning(vmi, written)
-	return nil
+	if written != vmi {
+		c.recordRunning(vmi, written)
+	}
+	return c.syncSource(ctx, written, obs)
 }
 
 // syncFailed decides about a VMI whose Sync failed with syncErr. A domain
@@ -427,17 +451,25 @@ func (c *Controller) unreachableTooLong(st monitor.State) bool {
 }
 
 // launcherPod is the VMI's active launcher pod on this node, nil if the
-// cache has none.
+// cache has none. During a live migration the VMI has two active pods,
+// both on this node when it migrates to the same node: its guest runs in
+// the migration's target pod once the migration completed, in the other
+// one until then.
 func (c *Controller) launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
 	objs, err := c.podIndexer.ByIndex(vmipod.VMIUIDIndex, string(vmi.UID))
 	if err != nil {
 		return nil
 	}
+	ms := vmi.Status.MigrationState
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
-		if _, active := vmi.Status.ActivePods[pod.UID]; active && pod.Spec.NodeName == c.cfg.NodeName {
-			return pod
+		if _, active := vmi.Status.ActivePods[pod.UID]; !active || pod.Spec.NodeName != c.cfg.NodeName {
+			continue
 		}
+		if ms != nil && ms.TargetPod != "" && (pod.Name == ms.TargetPod) != ms.Completed {
+			continue
+		}
+		return pod
 	}
 	return nil
 }

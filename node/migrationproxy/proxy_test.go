@@ -1,0 +1,321 @@
+package migrationproxy
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"kubevirt.dev/virt/internal/migrationcert"
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/podfs"
+)
+
+// ca is a test certificate authority.
+type ca struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newCA(t *testing.T, name string) *ca {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ca{cert: c, key: key}
+}
+
+// identity is node's migration identity from this CA, as the signer issues
+// it: CN system:virt-handler-migration:NODE, DNS name NODE, client and
+// server auth.
+func (c *ca) identity(t *testing.T, node string) Identity {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: migrationcert.CommonName(node)},
+		DNSNames:  []string{node},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(c.cert)
+	leaf := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return Identity{
+		Certificate: func() *tls.Certificate { return leaf },
+		CAs:         func() (*x509.CertPool, error) { return pool, nil },
+	}
+}
+
+const (
+	sourceUID = "11111111-1111-1111-1111-111111111111"
+	targetUID = "22222222-2222-2222-2222-222222222222"
+)
+
+// fixture is a kubelet root with a source and a target pod, and the target
+// pod's "libvirtd", "QEMU" and "NBD server": each answers "<kind>:" and
+// echoes what it receives until its client ends, then ends too.
+type fixture struct {
+	pods           podfs.Pods
+	source, target podfs.Dir
+	// accepted counts the connections the target pod's servers accepted.
+	accepted atomic.Int32
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{pods: podfs.Pods{KubeletRoot: t.TempDir(), LauncherUID: int64(os.Geteuid())}}
+	f.source, f.target = f.pods.PrivateDir(sourceUID), f.pods.PrivateDir(targetUID)
+	for _, d := range []podfs.Dir{f.source, f.target} {
+		if err := os.MkdirAll(d.String(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(f.target.String(), layout.MigrationDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Kinds {
+		ln := listenAt(t, filepath.Join(f.target.String(), layout.MigrationDirName), k.Socket())
+		go func() {
+			for {
+				c, err := ln.AcceptUnix()
+				if err != nil {
+					return
+				}
+				f.accepted.Add(1)
+				go func() {
+					defer c.Close()
+					if _, err := c.Write([]byte(k.String() + ":")); err != nil {
+						return
+					}
+					_, _ = io.Copy(c, c)
+					_ = c.CloseWrite()
+				}()
+			}
+		}()
+	}
+	return f
+}
+
+// listenAt listens on name in dir (a path too long for a socket address,
+// so through the directory's descriptor, as a launcher's relative path
+// would).
+func listenAt(t *testing.T, dir, name string) *net.UnixListener {
+	t.Helper()
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) + "/" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// dialSource connects to the source pod's socket of kind, as the source
+// launcher's libvirt or QEMU does.
+func (f *fixture) dialSource(t *testing.T, k Kind) *net.UnixConn {
+	t.Helper()
+	d, err := os.Open(filepath.Join(f.source.String(), layout.MigrationDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, err := net.Dial("unix", "/proc/self/fd/"+strconv.Itoa(int(d.Fd()))+"/"+k.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	return c.(*net.UnixConn)
+}
+
+// start runs a target for sourceNode with the target's identity and a
+// source towards targetNode with the source's identity.
+func (f *fixture) start(t *testing.T, sourceID, targetID Identity, sourceNode, targetNode string) (*Source, *Target) {
+	t.Helper()
+	ctx := t.Context()
+	tgt, err := ListenTarget(ctx, TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: sourceNode, Identity: targetID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tgt.Close)
+	ports, err := ParsePorts(Ports(tgt.Ports()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := ListenSource(ctx, SourceConfig{Pod: f.source, TargetAddress: "127.0.0.1", TargetPorts: ports, TargetNode: targetNode, Identity: sourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	return src, tgt
+}
+
+func TestForward(t *testing.T) {
+	base := runtime.NumGoroutine()
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	src, tgt := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
+
+	// Every kind reaches its own socket in the target pod, with
+	// half-close: the client's end of stream makes the server end.
+	payload := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	for _, k := range Kinds {
+		c := f.dialSource(t, k)
+		go func() {
+			_, _ = c.Write(payload)
+			_ = c.CloseWrite()
+		}()
+		got, err := io.ReadAll(c)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		want := append([]byte(k.String()+":"), payload...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: got %d bytes (%q...), want %d", k, len(got), got[:min(len(got), 16)], len(want))
+		}
+	}
+
+	// Close ends open connections, removes the sockets and leaves no
+	// goroutine behind.
+	open := f.dialSource(t, Libvirt)
+	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	tgt.Close()
+	if _, err := open.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("an open connection after Close: want EOF, got %v", err)
+	}
+	for _, k := range Kinds {
+		if _, err := os.Lstat(filepath.Join(f.source.String(), layout.MigrationDirName, k.Socket())); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the source pod's %s socket outlived Close: %v", k, err)
+		}
+	}
+	open.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base+len(Kinds)+2 { // the target pod's servers
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("goroutines: %d before, %d after Close\n%s", base, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRefused: nothing reaches the target pod unless both handlers hold
+// the migration CA's certificates of the migration's nodes.
+func TestRefused(t *testing.T) {
+	authority, other := newCA(t, "migration-ca"), newCA(t, "guest-access-ca")
+	tests := []struct {
+		name                   string
+		sourceID, targetID     Identity
+		sourceNode, targetNode string
+	}{
+		{name: "client is another node's handler", sourceID: authority.identity(t, "node-c"), targetID: authority.identity(t, "node-b"),
+			sourceNode: "node-a", targetNode: "node-b"},
+		{name: "client certificate of another CA", sourceID: other.identity(t, "node-a"), targetID: authority.identity(t, "node-b"),
+			sourceNode: "node-a", targetNode: "node-b"},
+		{name: "target is not the target node", sourceID: authority.identity(t, "node-a"), targetID: authority.identity(t, "node-c"),
+			sourceNode: "node-a", targetNode: "node-b"},
+		{name: "target certificate of another CA", sourceID: authority.identity(t, "node-a"), targetID: other.identity(t, "node-b"),
+			sourceNode: "node-a", targetNode: "node-b"},
+		{name: "no certificate yet", sourceID: Identity{CAs: authority.identity(t, "x").CAs, Certificate: func() *tls.Certificate { return nil }},
+			targetID: authority.identity(t, "node-b"), sourceNode: "node-a", targetNode: "node-b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.start(t, tt.sourceID, tt.targetID, tt.sourceNode, tt.targetNode)
+			c := f.dialSource(t, Libvirt)
+			_, _ = c.Write([]byte("hello"))
+			// Closed unanswered; reset when "hello" was left unread.
+			if got, err := io.ReadAll(c); len(got) != 0 || (err != nil && !errors.Is(err, syscall.ECONNRESET)) {
+				t.Fatalf("want the connection closed unanswered, got %q, %v", got, err)
+			}
+			if n := f.accepted.Load(); n != 0 {
+				t.Fatalf("the target pod accepted %d connections", n)
+			}
+		})
+	}
+}
+
+// TestWrongPort: a connection of one kind sent to another kind's port
+// fails its handshake (ALPN) instead of reaching the wrong socket.
+func TestWrongPort(t *testing.T) {
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	ports := tgt.Ports()
+	ports[Libvirt], ports[QEMU] = ports[QEMU], ports[Libvirt]
+	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, TargetAddress: "127.0.0.1", TargetPorts: ports, TargetNode: "node-b", Identity: authority.identity(t, "node-a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	c := f.dialSource(t, Libvirt)
+	if got, err := io.ReadAll(c); len(got) != 0 || err != nil {
+		t.Fatalf("want the connection closed unanswered, got %q, %v", got, err)
+	}
+	if n := f.accepted.Load(); n != 0 {
+		t.Fatalf("the target pod accepted %d connections", n)
+	}
+}
+
+func TestParsePorts(t *testing.T) {
+	if _, err := ParsePorts(map[string]int{"4000": 0, "4001": 49152}); err == nil {
+		t.Error("want an error without the block copy's port")
+	}
+	if _, err := ParsePorts(map[string]int{"4000": 0, "4001": 49152, "x": 49153}); err == nil {
+		t.Error("want an error for a port that is not a number")
+	}
+	got, err := ParsePorts(map[string]int{"4000": 0, "4001": 49152, "4002": 49153})
+	if err != nil || got[Libvirt] != 4000 || got[QEMU] != 4001 || got[Block] != 4002 {
+		t.Errorf("got %v, %v", got, err)
+	}
+}

@@ -1,0 +1,113 @@
+package migrationproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/podfs"
+)
+
+// DialTimeout bounds the source's TCP connect to the target.
+const DialTimeout = 10 * time.Second
+
+// SourceConfig is the source side of one migration.
+type SourceConfig struct {
+	// Pod is the source launcher pod's private directory.
+	Pod podfs.Dir
+	// TargetAddress is migrationState.targetNodeAddress.
+	TargetAddress string
+	// TargetPorts are the target's ports by kind (ParsePorts of
+	// targetDirectMigrationNodePorts).
+	TargetPorts map[Kind]int
+	// TargetNode is the node the target's certificate must name.
+	TargetNode string
+	Identity   Identity
+}
+
+// Source is the source side of one migration: a socket per kind in the
+// source pod.
+type Source struct {
+	cancel context.CancelFunc
+	g      group
+}
+
+// ListenSource listens on the source pod's migration sockets; each
+// connection a launcher makes is forwarded to the target's listener of its
+// kind until Close (or ctx ends).
+func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Source{cancel: cancel}
+	for _, k := range Kinds {
+		port, ok := cfg.TargetPorts[k]
+		if !ok {
+			s.Close()
+			return nil, fmt.Errorf("no target port of the %s connection", k)
+		}
+		conf, err := cfg.Identity.clientConfig(k, cfg.TargetNode)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		ln, err := cfg.Pod.Listen(layout.MigrationDirName, k.Socket())
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if !s.g.track(ln) {
+			s.Close()
+			return nil, ctx.Err()
+		}
+		dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: DialTimeout}, Config: conf}
+		addr := net.JoinHostPort(cfg.TargetAddress, strconv.Itoa(port))
+		s.g.go_(func() { s.serve(ctx, ln, k, dialer, addr) })
+	}
+	s.g.go_(func() {
+		<-ctx.Done()
+		s.g.shut()
+	})
+	return s, nil
+}
+
+// Close removes the sockets, closes every connection and waits for them.
+func (s *Source) Close() {
+	s.cancel()
+	s.g.closeAll()
+}
+
+func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, dialer *tls.Dialer, addr string) {
+	logger := klog.FromContext(ctx).WithValues("connection", k.String(), "target", addr)
+	for {
+		local, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if !s.g.track(local) {
+			return
+		}
+		s.g.go_(func() {
+			defer s.g.untrack(local)
+			defer local.Close()
+			hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+			c, err := dialer.DialContext(hctx, "tcp", addr)
+			cancel()
+			if err != nil {
+				logger.Info("Cannot reach the migration target", "err", err.Error())
+				return
+			}
+			remote := c.(*tls.Conn)
+			if !s.g.track(remote) {
+				return
+			}
+			defer s.g.untrack(remote)
+			out, in := splice(local, remote)
+			logger.V(4).Info("Migration connection ended", "sent", out, "received", in)
+		})
+	}
+}

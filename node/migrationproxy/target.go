@@ -1,0 +1,115 @@
+package migrationproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"path"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"kubevirt.dev/virt/launcher/layout"
+	"kubevirt.dev/virt/node/podfs"
+)
+
+// HandshakeTimeout bounds a TLS handshake on either side: a peer that
+// connects and says nothing holds no goroutine for longer.
+const HandshakeTimeout = 30 * time.Second
+
+// TargetConfig is the target side of one migration.
+type TargetConfig struct {
+	// Address is the IP to listen on: the handler pod's, which goes into
+	// migrationState.targetNodeAddress.
+	Address string
+	// Pod is the target launcher pod's private directory.
+	Pod podfs.Dir
+	// SourceNode is the only node whose handler may connect.
+	SourceNode string
+	Identity   Identity
+}
+
+// Target is the target side of one migration: a listener per kind.
+type Target struct {
+	ports  map[Kind]int
+	cancel context.CancelFunc
+	g      group
+}
+
+// ListenTarget opens the migration's listeners on cfg.Address, one per
+// kind on a port the kernel picks; they serve until Close (or ctx ends).
+func ListenTarget(ctx context.Context, cfg TargetConfig) (*Target, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &Target{ports: map[Kind]int{}, cancel: cancel}
+	for _, k := range Kinds {
+		conf, err := cfg.Identity.serverConfig(k, cfg.SourceNode)
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Address, "0"))
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("listen for the migration's %s connection: %w", k, err)
+		}
+		if !t.g.track(ln) {
+			t.Close()
+			return nil, ctx.Err()
+		}
+		t.ports[k] = ln.Addr().(*net.TCPAddr).Port
+		t.g.go_(func() { t.serve(ctx, ln, k, conf, cfg.Pod) })
+	}
+	t.g.go_(func() {
+		<-ctx.Done()
+		t.g.shut()
+	})
+	return t, nil
+}
+
+// Ports are the listeners' ports by kind.
+func (t *Target) Ports() map[Kind]int { return t.ports }
+
+// Close stops listening, closes every connection and waits for them.
+func (t *Target) Close() {
+	t.cancel()
+	t.g.closeAll()
+}
+
+func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.Config, pod podfs.Dir) {
+	logger := klog.FromContext(ctx).WithValues("connection", k.String())
+	for {
+		raw, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if !t.g.track(raw) {
+			return
+		}
+		t.g.go_(func() {
+			defer t.g.untrack(raw)
+			defer raw.Close()
+			conn := tls.Server(raw, conf)
+			hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+			err := conn.HandshakeContext(hctx)
+			cancel()
+			if err != nil {
+				logger.Info("Refused a migration connection", "from", raw.RemoteAddr().String(), "err", err.Error())
+				return
+			}
+			// Dialled per connection: the target's QEMU and NBD server
+			// listen only once libvirt started the incoming migration.
+			local, err := pod.Dial(ctx, path.Join(layout.MigrationDirName, k.Socket()))
+			if err != nil {
+				logger.Info("Cannot reach the target pod's migration socket", "err", err.Error())
+				return
+			}
+			if !t.g.track(local) {
+				return
+			}
+			defer t.g.untrack(local)
+			in, out := splice(conn, local)
+			logger.V(4).Info("Migration connection ended", "from", raw.RemoteAddr().String(), "received", in, "sent", out)
+		})
+	}
+}
