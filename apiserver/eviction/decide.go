@@ -8,9 +8,6 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
-// liveMigratable is the VMI condition virt-controller computes.
-const liveMigratable virtv1.VirtualMachineInstanceConditionType = "LiveMigratable"
-
 // Decision is the webhook's answer to one eviction.
 type Decision struct {
 	// Allowed lets the eviction delete the pod.
@@ -71,7 +68,7 @@ func Decide(pod *corev1.Pod, vmi *virtv1.VirtualMachineInstance) Decision {
 // isMigratable reads the LiveMigratable condition; without one the answer
 // is not known yet and counts as no.
 func isMigratable(vmi *virtv1.VirtualMachineInstance) (bool, string) {
-	c := vmi.Status.Condition(liveMigratable)
+	c := vmi.Status.Condition(virtv1.VirtualMachineInstanceIsMigratable)
 	switch {
 	case c == nil:
 		return false, "its LiveMigratable condition is not computed yet"

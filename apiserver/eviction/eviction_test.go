@@ -36,7 +36,7 @@ func runningVMI(strategy virtv1.EvictionStrategy, migratable corev1.ConditionSta
 			ActivePods: map[types.UID]string{"pod-1": "node-a"}},
 	}
 	if migratable != "" {
-		c := virtv1.VirtualMachineInstanceCondition{Type: liveMigratable, Status: migratable}
+		c := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: migratable}
 		if migratable == corev1.ConditionFalse {
 			c.Reason, c.Message = "DisksNotLiveMigratable", "volume data: claim local is not ReadWriteMany"
 		}

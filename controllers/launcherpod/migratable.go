@@ -10,19 +10,8 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
-// LiveMigratableCondition says whether the guest of a VMI can move to
-// another launcher pod while it runs (KubeVirt's name).
-const LiveMigratableCondition virtv1.VirtualMachineInstanceConditionType = "LiveMigratable"
-
-// Reasons of a False LiveMigratableCondition (KubeVirt's names).
-const (
-	ReasonDisksNotLiveMigratable      = "DisksNotLiveMigratable"
-	ReasonInterfaceNotLiveMigratable  = "InterfaceNotLiveMigratable"
-	ReasonHostDeviceNotLiveMigratable = "HostDeviceNotLiveMigratable"
-	ReasonFilesystemNotLiveMigratable = "VirtIOFSNotLiveMigratable"
-)
-
-// LiveMigratable computes the LiveMigratableCondition of vmi: what a target
+// LiveMigratable computes the LiveMigratable condition of vmi
+// (virtv1.VirtualMachineInstanceIsMigratable): what a target
 // pod on another node could not take over. claims are the VMI's claims by
 // name (a claim missing from it counts as not shared).
 //
@@ -45,10 +34,10 @@ func LiveMigratable(vmi *virtv1.VirtualMachineInstance, claims map[string]*corev
 		}
 	}
 	if len(disks) > 0 {
-		return corev1.ConditionFalse, ReasonDisksNotLiveMigratable, strings.Join(disks, "; ")
+		return corev1.ConditionFalse, virtv1.ReasonDisksNotMigratable, strings.Join(disks, "; ")
 	}
 	if len(vmi.Spec.Domain.Devices.Filesystems) > 0 {
-		return corev1.ConditionFalse, ReasonFilesystemNotLiveMigratable,
+		return corev1.ConditionFalse, virtv1.ReasonFilesystemNotMigratable,
 			fmt.Sprintf("filesystem %s is shared through virtiofs, which cannot migrate", vmi.Spec.Domain.Devices.Filesystems[0].Name)
 	}
 	podNetworks := map[string]bool{}
@@ -58,15 +47,15 @@ func LiveMigratable(vmi *virtv1.VirtualMachineInstance, claims map[string]*corev
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
 		switch {
 		case iface.Bridge != nil && podNetworks[iface.Name]:
-			return corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable,
+			return corev1.ConditionFalse, virtv1.ReasonInterfaceNotMigratable,
 				fmt.Sprintf("interface %s uses the bridge binding on the pod network: the guest holds the pod's IP address, which the target pod does not have", iface.Name)
 		case iface.Binding != nil:
-			return corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable,
+			return corev1.ConditionFalse, virtv1.ReasonInterfaceNotMigratable,
 				fmt.Sprintf("interface %s uses the network binding plugin %s, which is not known to migrate", iface.Name, iface.Binding.Name)
 		}
 	}
 	if d := vmi.Spec.Domain.Devices; len(d.HostDevices) > 0 || len(d.GPUs) > 0 {
-		return corev1.ConditionFalse, ReasonHostDeviceNotLiveMigratable, "host devices and GPUs passed through to the guest cannot migrate"
+		return corev1.ConditionFalse, virtv1.ReasonHostDeviceNotMigratable, "host devices and GPUs passed through to the guest cannot migrate"
 	}
 	return corev1.ConditionTrue, "", ""
 }

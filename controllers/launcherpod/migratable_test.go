@@ -42,17 +42,17 @@ func TestLiveMigratable(t *testing.T) {
 		}},
 		{name: "ReadWriteMany claim", mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes = []virtv1.Volume{pvc("data", "shared", false)} }},
 		{name: "read-only disk on a ReadOnlyMany claim", mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes = []virtv1.Volume{pvc("data", "golden", true)} }},
-		{name: "ReadWriteOnce claim", wantReason: ReasonDisksNotLiveMigratable, wantInMsg: "volume data: claim local is not ReadWriteMany",
+		{name: "ReadWriteOnce claim", wantReason: virtv1.ReasonDisksNotMigratable, wantInMsg: "volume data: claim local is not ReadWriteMany",
 			mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes = []virtv1.Volume{pvc("data", "local", false)} }},
-		{name: "writable disk on a ReadOnlyMany claim", wantReason: ReasonDisksNotLiveMigratable, wantInMsg: "volume data: claim golden",
+		{name: "writable disk on a ReadOnlyMany claim", wantReason: virtv1.ReasonDisksNotMigratable, wantInMsg: "volume data: claim golden",
 			mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes = []virtv1.Volume{pvc("data", "golden", false)} }},
-		{name: "missing claim", wantReason: ReasonDisksNotLiveMigratable, wantInMsg: "claim ns/gone not found",
+		{name: "missing claim", wantReason: virtv1.ReasonDisksNotMigratable, wantInMsg: "claim ns/gone not found",
 			mutate: func(v *virtv1.VirtualMachineInstance) { v.Spec.Volumes = []virtv1.Volume{pvc("data", "gone", false)} }},
-		{name: "host disk", wantReason: ReasonDisksNotLiveMigratable, wantInMsg: "volume h is a host disk",
+		{name: "host disk", wantReason: virtv1.ReasonDisksNotMigratable, wantInMsg: "volume h is a host disk",
 			mutate: func(v *virtv1.VirtualMachineInstance) {
 				v.Spec.Volumes = []virtv1.Volume{{Name: "h", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/h.img"}}}}
 			}},
-		{name: "bridge on the pod network", wantReason: ReasonInterfaceNotLiveMigratable, wantInMsg: "interface default uses the bridge binding",
+		{name: "bridge on the pod network", wantReason: virtv1.ReasonInterfaceNotMigratable, wantInMsg: "interface default uses the bridge binding",
 			mutate: func(v *virtv1.VirtualMachineInstance) {
 				v.Spec.Networks = []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}}
 				v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}}

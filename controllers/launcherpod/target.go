@@ -13,12 +13,6 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 )
 
-// MigrationJobLabel on a target launcher pod holds the UID of the
-// migration it was created for (KubeVirt's kubevirt.io/migrationJobUID). The
-// source pod has none: it is how a second pod of a VMI is told from a
-// duplicate.
-const MigrationJobLabel = "kubevirt.io/migrationJobUID"
-
 // MigrationTargetArg makes the launcher wait for an incoming migration
 // under a private libvirtd instead of starting the guest.
 const MigrationTargetArg = "--migration-target"
@@ -51,7 +45,7 @@ func NewTarget(vmi *virtv1.VirtualMachineInstance, cfg Config, t Target) (*corev
 		return nil, err
 	}
 	pod.Name = TargetName(vmi, t.MigrationUID)
-	pod.Labels[MigrationJobLabel] = string(t.MigrationUID)
+	pod.Labels[virtv1.MigrationJobUIDLabel] = string(t.MigrationUID)
 	for i := range pod.Spec.Containers {
 		if c := &pod.Spec.Containers[i]; c.Name == layout.ComputeContainer {
 			c.Args = append(c.Args, MigrationTargetArg)
@@ -89,8 +83,9 @@ func avoidNode(a *corev1.Affinity, node string) *corev1.Affinity {
 }
 
 // IsTarget reports whether pod is a migration's target pod, and of which
-// migration.
+// migration: the label virtv1.MigrationJobUIDLabel, which the source pod
+// lacks, tells a second pod of a VMI from a duplicate.
 func IsTarget(pod *corev1.Pod) (types.UID, bool) {
-	uid, ok := pod.Labels[MigrationJobLabel]
+	uid, ok := pod.Labels[virtv1.MigrationJobUIDLabel]
 	return types.UID(uid), ok
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+
 	"kubevirt.dev/virt/internal/vmipod"
 )
 
@@ -36,9 +38,9 @@ type targetState struct {
 func examineTarget(pod *corev1.Pod, cfg Config, now time.Time) targetState {
 	switch {
 	case pod.DeletionTimestamp != nil:
-		return targetState{reason: reasonTargetNotReady, message: fmt.Sprintf("target pod %s was deleted", pod.Name)}
+		return targetState{reason: virtv1.MigrationReasonTargetNotReady, message: fmt.Sprintf("target pod %s was deleted", pod.Name)}
 	case vmipod.Exited(pod):
-		return targetState{reason: reasonTargetNotReady, message: fmt.Sprintf("target launcher of pod %s exited", pod.Name)}
+		return targetState{reason: virtv1.MigrationReasonTargetNotReady, message: fmt.Sprintf("target launcher of pod %s exited", pod.Name)}
 	}
 	if pod.Spec.NodeName == "" {
 		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
@@ -49,7 +51,7 @@ func examineTarget(pod *corev1.Pod, cfg Config, now time.Time) targetState {
 			if left := since.Add(cfg.UnschedulableTimeout).Sub(now); left > 0 {
 				return targetState{progress: targetCreated, recheckAfter: left}
 			}
-			return targetState{reason: reasonTargetUnschedulable,
+			return targetState{reason: virtv1.MigrationReasonTargetUnschedulable,
 				message: fmt.Sprintf("target pod %s could not be scheduled for %s: %s", pod.Name, cfg.UnschedulableTimeout, c.Message)}
 		}
 	}
@@ -63,7 +65,7 @@ func examineTarget(pod *corev1.Pod, cfg Config, now time.Time) targetState {
 	if left := pod.CreationTimestamp.Add(cfg.PendingTimeout).Sub(now); left > 0 {
 		return targetState{progress: progress, recheckAfter: min(left, cfg.UnschedulableTimeout)}
 	}
-	return targetState{reason: reasonTargetNotReady,
+	return targetState{reason: virtv1.MigrationReasonTargetNotReady,
 		message: fmt.Sprintf("target pod %s was not ready within %s", pod.Name, cfg.PendingTimeout)}
 }
 
@@ -91,9 +93,3 @@ func avoidSource(policy SameNodePolicy, source string, otherNode bool) (avoid st
 		return "", false
 	}
 }
-
-// Reasons of a failed migration's condition (KubeVirt's).
-const (
-	reasonTargetUnschedulable = "TargetPodUnschedulable"
-	reasonTargetNotReady      = "TargetPodNotReady"
-)

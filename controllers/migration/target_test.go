@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -45,19 +47,19 @@ func TestExamineTarget(t *testing.T) {
 		{name: "unschedulable for 1m", pod: pod(unschedulable(created.Add(time.Minute))), now: created.Add(2 * time.Minute),
 			want: targetCreated, wantAfter: 4 * time.Minute},
 		{name: "unschedulable for 5m", pod: pod(unschedulable(created)), now: created.Add(5 * time.Minute),
-			wantReason: reasonTargetUnschedulable, wantMsg: "0/1 nodes are available"},
+			wantReason: virtv1.MigrationReasonTargetUnschedulable, wantMsg: "0/1 nodes are available"},
 		{name: "bound", pod: pod(bound), now: created.Add(time.Minute), want: targetScheduled, wantAfter: 5 * time.Minute},
 		{name: "bound, late in the pending timeout", pod: pod(bound), now: created.Add(14 * time.Minute), want: targetScheduled, wantAfter: time.Minute},
 		{name: "bound, not ready for 15m", pod: pod(bound), now: created.Add(15 * time.Minute),
-			wantReason: reasonTargetNotReady, wantMsg: "not ready within 15m0s"},
+			wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "not ready within 15m0s"},
 		{name: "ready", pod: pod(ready), now: created.Add(time.Hour), want: targetReady},
 		{name: "launcher exited", pod: pod(func(p *corev1.Pod) {
 			ready(p)
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ComputeContainer,
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}}
-		}), now: created, wantReason: reasonTargetNotReady, wantMsg: "exited"},
+		}), now: created, wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "exited"},
 		{name: "deleted", pod: pod(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: created} }), now: created,
-			wantReason: reasonTargetNotReady, wantMsg: "deleted"},
+			wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "deleted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := examineTarget(tt.pod, cfg, tt.now)
