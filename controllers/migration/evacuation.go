@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -39,11 +40,18 @@ func (c *Controller) syncVMI(ctx context.Context, key string) (time.Duration, er
 		return 0, nil
 	}
 	status, reason, msg := c.liveMigratable(vmi)
+	next := vmi.DeepCopy()
 	if old := vmi.Status.Condition(virtv1.VirtualMachineInstanceIsMigratable); old == nil ||
 		old.Status != status || old.Reason != reason || old.Message != msg {
-		next := vmi.DeepCopy()
 		next.Status.SetCondition(virtv1.VirtualMachineInstanceCondition{
 			Type: virtv1.VirtualMachineInstanceIsMigratable, Status: status, Reason: reason, Message: msg}, c.now())
+	}
+	if e := vmi.Status.EvacuationNodeName; e != "" && e != vmi.Status.NodeName && !c.hasUnfinished(vmi) {
+		// The guest left the drained node: the mark is done with, and
+		// must not send the guest away again should it ever come back.
+		next.Status.EvacuationNodeName = ""
+	}
+	if !equality.Semantic.DeepEqual(vmi.Status, next.Status) {
 		// The write's event requeues the VMI for the evacuation below.
 		return 0, c.updateVMIStatus(ctx, vmi, next)
 	}

@@ -195,13 +195,12 @@ func (c *Controller) updateVMIStatus(ctx context.Context, old, next *virtv1.Virt
 	return nil
 }
 
-// addFinalizer adds the finalizer (deleting the migration then cancels it)
-// and the VMI-name label, guarded by the resourceVersion.
+// addFinalizer adds the finalizer (deleting the migration then cancels it),
+// guarded by the resourceVersion. (virt-apiserver sets the VMI-name label.)
 func (c *Controller) addFinalizer(ctx context.Context, m *virtv1.VirtualMachineInstanceMigration) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": m.ResourceVersion,
 		"finalizers":      append(append([]string(nil), m.Finalizers...), virtv1.MigrationFinalizer),
-		"labels":          map[string]string{virtv1.MigrationVMINameLabel: m.Spec.VMIName},
 	}})
 	if err != nil {
 		return err
