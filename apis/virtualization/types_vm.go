@@ -66,7 +66,7 @@ type VirtualMachineSpec struct {
 	// UpdateVolumesStrategy is how a change of the template's volumes
 	// reaches a running instance: Replacement (the default: at the next
 	// start) or Migration (by a volume migration, refused: this platform
-	// has no live migration).
+	// does not migrate volumes to other storage).
 	UpdateVolumesStrategy *UpdateVolumesStrategy
 	// Instancetype is the instancetype the VM takes its vCPUs, memory and
 	// placement from; the template must then leave those empty.

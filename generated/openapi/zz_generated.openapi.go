@@ -26544,7 +26544,7 @@ func schema_virt_apis_virtualization_v1_VirtualMachineInstanceSpec(ref common.Re
 					},
 					"evictionStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "EvictionStrategy is what draining the node does to the guest: None (it is stopped, and its VM, if any, restarts it elsewhere) or LiveMigrateIfPossible (the same here, since nothing is migratable). LiveMigrate and External are refused: this platform has no live migration and no external eviction handling.\n\nPossible enum values:\n - `\"External\"`\n - `\"LiveMigrate\"`\n - `\"LiveMigrateIfPossible\"`\n - `\"None\"`",
+							Description: "EvictionStrategy is what draining the node does to the guest: None (it is stopped, and its VM, if any, restarts it elsewhere), LiveMigrate (it is live-migrated; a drain waits while it cannot be), LiveMigrateIfPossible (migrated if it can be, stopped otherwise) or External (marked with status.evacuationNodeName for another component; the drain waits). docs/migration.md.\n\nPossible enum values:\n - `\"External\"`\n - `\"LiveMigrate\"`\n - `\"LiveMigrateIfPossible\"`\n - `\"None\"`",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"External", "LiveMigrate", "LiveMigrateIfPossible", "None"},
@@ -27629,7 +27629,7 @@ func schema_virt_apis_virtualization_v1_VirtualMachineSpec(ref common.ReferenceC
 					},
 					"updateVolumesStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "UpdateVolumesStrategy is how a change of the template's volumes reaches a running instance: Replacement (the default: at the next start) or Migration (by a volume migration, refused: this platform has no live migration).\n\nPossible enum values:\n - `\"Migration\"`\n - `\"Replacement\"`",
+							Description: "UpdateVolumesStrategy is how a change of the template's volumes reaches a running instance: Replacement (the default: at the next start) or Migration (by a volume migration, refused: this platform does not migrate volumes to other storage).\n\nPossible enum values:\n - `\"Migration\"`\n - `\"Replacement\"`",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"Migration", "Replacement"},

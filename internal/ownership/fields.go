@@ -38,17 +38,29 @@ func changed(fa, fb map[string]any) []string {
 }
 
 // vmiFields flattens s into its JSON fields, each condition a field of its
-// own.
+// own, and each field of migrationState one (migrationState.targetNode):
+// the two ends of a migration and virt-controller write different fields
+// of it.
 func vmiFields(s *virtv1.VirtualMachineInstanceStatus) map[string]any {
 	c := s.DeepCopy()
 	conditions := c.Conditions
 	c.Conditions = nil
+	migration := c.MigrationState
+	c.MigrationState = nil
 	out := flatten(c)
 	for _, cond := range conditions {
 		out[fmt.Sprintf("conditions[%s]", cond.Type)] = cond
 	}
+	if migration != nil {
+		for k, v := range flatten(migration) {
+			out[migrationStatePrefix+k] = v
+		}
+	}
 	return out
 }
+
+// migrationStatePrefix starts the names of migrationState's fields.
+const migrationStatePrefix = "migrationState."
 
 // flatten is v's JSON object as a map of its top-level fields.
 func flatten(v any) map[string]any {

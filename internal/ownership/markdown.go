@@ -27,6 +27,10 @@ func Markdown() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Writer, r.Stage, phases, code(r.Fields), code(r.Ending))
 	}
+	fmt.Fprintf(&b, "\n%s changes `%s` only to its own node, in the write that sets `migrationState.completed` (the switch-over); "+
+		"%s writes any field of `migrationState` in the write that starts a new migration (a new `migrationState.migrationUid`).\n",
+		MigrationTarget, switchOverField, MigrationController)
+	b.WriteString("\nMigration status (`virtualmachineinstancemigrations/status`): " + string(MigrationController) + " only.\n")
 	b.WriteString("\nVM status (`virtualmachines/status`):\n\n| writer | fields |\n|---|---|\n")
 	for _, r := range VM {
 		fmt.Fprintf(&b, "| %s | %s |\n", r.Writer, code(r.Fields))

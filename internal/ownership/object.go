@@ -12,8 +12,9 @@ import (
 type Resource string
 
 const (
-	VMIs Resource = "virtualmachineinstances"
-	VMs  Resource = "virtualmachines"
+	VMIs  Resource = "virtualmachineinstances"
+	VMs   Resource = "virtualmachines"
+	VMIMs Resource = "virtualmachineinstancemigrations"
 )
 
 // ObjectRow is what one writer may change of an object outside its status:
@@ -43,6 +44,8 @@ var Object = []ObjectRow{
 	{VMIs, ReplicaSetController, []string{"metadata.ownerReferences"}},
 	// The pinned instancetype and preference revisions.
 	{VMs, VMController, []string{"spec"}},
+	// The finalizer that makes deleting a migration cancel it.
+	{VMIMs, MigrationController, []string{"metadata.finalizers"}},
 }
 
 // ObjectRowOf is w's row for resource r, nil if it has none.
@@ -78,4 +81,13 @@ func CheckObject(r Resource, w Writer, oldMeta, meta *metav1.ObjectMeta, oldSpec
 		out = append(out, Violation{f, fmt.Sprintf("%s does not change it of %s", w, r)})
 	}
 	return out
+}
+
+// CheckMigrationStatus says whether w may write a migration's status: only
+// the migration controller does.
+func CheckMigrationStatus(w Writer) []Violation {
+	if w == MigrationController {
+		return nil
+	}
+	return []Violation{{"status", fmt.Sprintf("%s writes no migration status (%s does)", w, MigrationController)}}
 }

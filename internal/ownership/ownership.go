@@ -29,6 +29,21 @@ const (
 	// ReplicaSetController is virt-controller's VMI replica set controller:
 	// it adopts and releases VMIs (their controller reference).
 	ReplicaSetController Writer = "virt-controller (replica set controller)"
+	// MigrationController is virt-controller's migration controller: a
+	// VMI's migration bookkeeping (which migration, between which pods and
+	// nodes, with which settings, abort requests), the target pod in
+	// activePods, and whether the VMI can migrate at all.
+	MigrationController Writer = "virt-controller (migration controller)"
+	// MigrationTarget is the virt-handler of a migration's target node
+	// (status.migrationState.targetNode) until the migration ends: the
+	// target's readiness and the migration's completion, and in the write
+	// that completes it the switch-over of nodeName to its own node. From
+	// then on it is the VMI's Handler.
+	MigrationTarget Writer = "virt-handler (migration target)"
+	// EvictionWebhook is virt-apiserver's pods/eviction webhook: it marks a
+	// VMI whose launcher pod a drain evicts (evacuationNodeName), in the
+	// server past admission; the table documents it.
+	EvictionWebhook Writer = "virt-apiserver (eviction webhook)"
 	// APIServer is virt-apiserver itself: the VM actions (start, stop,
 	// restart) record the user's request in the VM's status in the server,
 	// past admission; the table documents them.
@@ -47,6 +62,9 @@ const (
 	// OnItsNode: status.nodeName is the writer's own node (the one its
 	// credentials were issued on).
 	OnItsNode Stage = "after the hand-off, on its node"
+	// MigratingToItsNode: status.migrationState.targetNode is the writer's
+	// own node and the migration has neither completed nor failed.
+	MigratingToItsNode Stage = "while a migration to its node runs"
 )
 
 // VMIRow is one writer's part of a VMI's status.
@@ -95,8 +113,31 @@ var VMI = []VMIRow{{
 	Writer: Handler,
 	Stage:  OnItsNode,
 	Phases: []virtv1.VirtualMachineInstancePhase{virtv1.Running, virtv1.Succeeded, virtv1.Failed},
-	Fields: append(slices.Clone(ended), "conditions[SoftwareEmulation]", "interfaces", "guestOSInfo"),
+	Fields: append(slices.Clone(ended), "conditions[SoftwareEmulation]", "interfaces", "guestOSInfo",
+		// As a migration's source.
+		"migrationState.startTimestamp", "migrationState.mode", "migrationState.failed",
+		"migrationState.failureReason", "migrationState.abortStatus", "migrationState.endTimestamp"),
+}, {
+	Writer: MigrationController,
+	Stage:  AfterHandOff,
+	Fields: []string{"migrationState.migrationUid", "migrationState.sourceNode", "migrationState.sourcePod",
+		"migrationState.targetNode", "migrationState.targetPod", "migrationState.migrationConfiguration",
+		"migrationState.abortRequested", "activePods", "conditions[LiveMigratable]", "evacuationNodeName"},
+}, {
+	Writer: MigrationTarget,
+	Stage:  MigratingToItsNode,
+	Fields: []string{"migrationState.targetNodeAddress", "migrationState.targetDirectMigrationNodePorts",
+		"migrationState.targetNodeDomainDetected", "migrationState.targetNodeDomainReadyTimestamp",
+		"migrationState.completed", "migrationState.endTimestamp", "migrationState.downtimeMilliseconds"},
+}, {
+	Writer: EvictionWebhook,
+	Stage:  AfterHandOff,
+	Fields: []string{"evacuationNodeName"},
 }}
+
+// switchOverField is the field MigrationTarget changes only in the write
+// that completes the migration, and only to its own node.
+const switchOverField = "nodeName"
 
 // Row is w's row of the VMI table, nil if w writes no VMI status.
 func Row(w Writer) *VMIRow {
@@ -118,6 +159,7 @@ var Owned = func() map[Writer]sets.Set[string] {
 		}
 		owned[r.Writer] = s
 	}
+	owned[MigrationTarget].Insert(switchOverField)
 	return owned
 }()
 
@@ -158,6 +200,12 @@ func Check(w Writer, node string, old, updated *virtv1.VirtualMachineInstanceSta
 		case slices.Contains(phaseFields, f):
 			phaseChanged = true
 		case slices.Contains(r.Fields, f), ends && slices.Contains(r.Ending, f):
+		case w == MigrationController && strings.HasPrefix(f, migrationStatePrefix) && newMigration(old, updated):
+			// A new migration replaces the whole state of the last one.
+		case w == MigrationTarget && f == switchOverField:
+			if !switchesOver(node, updated) {
+				out = append(out, Violation{"status." + f, fmt.Sprintf("%s changes it only to its own node, in the write that sets migrationState.completed", w)})
+			}
 		case slices.Contains(r.Ending, f):
 			out = append(out, Violation{"status." + f, fmt.Sprintf("%s changes it only in the write that ends the VMI", w)})
 		default:
@@ -189,8 +237,31 @@ func (r *VMIRow) stage(node string, old *virtv1.VirtualMachineInstanceStatus) st
 		if old.NodeName != node {
 			return fmt.Sprintf("%s of node %q writes a VMI's status only %s; this one is on node %q", r.Writer, node, r.Stage, old.NodeName)
 		}
+	case MigratingToItsNode:
+		m := old.MigrationState
+		switch {
+		case node == "":
+			return fmt.Sprintf("%s writes only the VMIs migrating to its node, and its credentials name none", r.Writer)
+		case old.NodeName == "" || m == nil || m.TargetNode != node:
+			return fmt.Sprintf("%s of node %q writes a VMI's status only %s; this one is not migrating there", r.Writer, node, r.Stage)
+		case m.Completed || m.Failed:
+			return fmt.Sprintf("%s of node %q writes a VMI's status only %s; this migration has ended", r.Writer, node, r.Stage)
+		}
 	}
 	return ""
+}
+
+// newMigration says the write starts another migration than the VMI's last:
+// migrationState's migrationUid changes.
+func newMigration(old, updated *virtv1.VirtualMachineInstanceStatus) bool {
+	return updated.MigrationState != nil && (old.MigrationState == nil || old.MigrationState.MigrationUID != updated.MigrationState.MigrationUID)
+}
+
+// switchesOver says the write moves the VMI to node as the completion of
+// the migration there.
+func switchesOver(node string, updated *virtv1.VirtualMachineInstanceStatus) bool {
+	m := updated.MigrationState
+	return node != "" && updated.NodeName == node && m != nil && m.Completed && !m.Failed && m.TargetNode == node
 }
 
 // phase checks a change of phase, reason or transitions against the row.

@@ -97,10 +97,11 @@ type VirtualMachineInstanceSpec struct {
 	// +listMapKey=whenUnsatisfiable
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty" protobuf:"bytes,13,rep,name=topologySpreadConstraints"`
 	// EvictionStrategy is what draining the node does to the guest: None
-	// (it is stopped, and its VM, if any, restarts it elsewhere) or
-	// LiveMigrateIfPossible (the same here, since nothing is migratable).
-	// LiveMigrate and External are refused: this platform has no live
-	// migration and no external eviction handling.
+	// (it is stopped, and its VM, if any, restarts it elsewhere),
+	// LiveMigrate (it is live-migrated; a drain waits while it cannot be),
+	// LiveMigrateIfPossible (migrated if it can be, stopped otherwise) or
+	// External (marked with status.evacuationNodeName for another
+	// component; the drain waits). docs/migration.md.
 	// +optional
 	EvictionStrategy *EvictionStrategy `json:"evictionStrategy,omitempty" protobuf:"bytes,14,opt,name=evictionStrategy,casttype=EvictionStrategy"`
 	// StartStrategy Paused starts the guest with its vCPUs paused: the VMI

@@ -23,17 +23,17 @@ func unsupported(p *field.Path, what, why string) *field.Error {
 
 // Reasons shared by several fields.
 const (
-	whyNoDevicePlugin   = "this platform has no device plugin or DRA driver for them"
-	whyNoDRA            = "this platform has no Dynamic Resource Allocation (DRA) drivers"
-	whyNoCPUManager     = "the launcher pins no vCPUs to host CPUs (it would need the kubelet's static CPU manager policy and exclusive CPUs for the pod)"
-	whyNoLiveMigration  = "this platform has no live migration"
-	whyNoHotplug        = "this platform does not hotplug devices, CPUs or memory into a running guest"
-	whyNoCDI            = "the Containerized Data Importer (CDI) is not installed with this platform; create a PersistentVolumeClaim and use a persistentVolumeClaim volume"
-	whyLibvirtAddresses = "libvirt places the devices of a guest here; remove the address"
-	whyRemovedBinding   = "KubeVirt removed this binding in v1.3; use masquerade or bridge"
-	whyNoHugepages      = "the launcher pod requests no huge pages and the launcher backs no guest memory with them"
-	whyNoLaunchSecurity = "the launcher sets up no confidential guests"
-	whyNoIOThreadsPool  = "the launcher maps no disk queues to a pool of I/O threads"
+	whyNoDevicePlugin    = "this platform has no device plugin or DRA driver for them"
+	whyNoDRA             = "this platform has no Dynamic Resource Allocation (DRA) drivers"
+	whyNoCPUManager      = "the launcher pins no vCPUs to host CPUs (it would need the kubelet's static CPU manager policy and exclusive CPUs for the pod)"
+	whyNoVolumeMigration = "this platform does not migrate a running guest's volumes to other storage"
+	whyNoHotplug         = "this platform does not hotplug devices, CPUs or memory into a running guest"
+	whyNoCDI             = "the Containerized Data Importer (CDI) is not installed with this platform; create a PersistentVolumeClaim and use a persistentVolumeClaim volume"
+	whyLibvirtAddresses  = "libvirt places the devices of a guest here; remove the address"
+	whyRemovedBinding    = "KubeVirt removed this binding in v1.3; use masquerade or bridge"
+	whyNoHugepages       = "the launcher pod requests no huge pages and the launcher backs no guest memory with them"
+	whyNoLaunchSecurity  = "the launcher sets up no confidential guests"
+	whyNoIOThreadsPool   = "the launcher maps no disk queues to a pool of I/O threads"
 )
 
 // validateUnsupportedSpec refuses the VMI spec's fields the platform cannot
@@ -41,13 +41,6 @@ const (
 func validateUnsupportedSpec(spec *virtualization.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	add := func(e *field.Error) { errs = append(errs, e) }
-	switch s := spec.EvictionStrategy; {
-	case s == nil:
-	case *s == virtualization.EvictionStrategyLiveMigrate:
-		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy LiveMigrate is", whyNoLiveMigration+"; use None or LiveMigrateIfPossible (which stops the guest on a drain here)"))
-	case *s == virtualization.EvictionStrategyExternal:
-		add(unsupported(fldPath.Child("evictionStrategy"), "evictionStrategy External is", "no component of this platform handles an external eviction; use None"))
-	}
 	if a := spec.Architecture; a != "" && a != ArchitectureAMD64 {
 		add(unsupported(fldPath.Child("architecture"), "architecture "+a+" is", "the launcher image has QEMU's x86_64 emulator only; use amd64 or leave it empty"))
 	}
@@ -217,7 +210,7 @@ func validateUnsupportedVirtualMachineSpec(spec *virtualization.VirtualMachineSp
 		errs = append(errs, unsupported(fldPath.Child("dataVolumeTemplates"), "DataVolume templates are", whyNoCDI))
 	}
 	if s := spec.UpdateVolumesStrategy; s != nil && *s == virtualization.UpdateVolumesStrategyMigration {
-		errs = append(errs, unsupported(fldPath.Child("updateVolumesStrategy"), "updateVolumesStrategy Migration is", whyNoLiveMigration+"; use Replacement"))
+		errs = append(errs, unsupported(fldPath.Child("updateVolumesStrategy"), "updateVolumesStrategy Migration is", whyNoVolumeMigration+"; use Replacement"))
 	}
 	return errs
 }

@@ -17,8 +17,9 @@ import (
 const PluginName = "VirtFieldOwnership"
 
 var (
-	vmis = virtualization.Resource("virtualmachineinstances")
-	vms  = virtualization.Resource("virtualmachines")
+	vmis  = virtualization.Resource("virtualmachineinstances")
+	vms   = virtualization.Resource("virtualmachines")
+	vmims = virtualization.Resource("virtualmachineinstancemigrations")
 )
 
 // Plugin refuses a component's write that leaves its rows of
@@ -35,11 +36,11 @@ func New(ids Identities) *Plugin {
 	return &Plugin{Handler: admission.NewHandler(admission.Update), ids: ids.matcher()}
 }
 
-// Validate refuses an update of a VMI or VM by a component that changes
-// what none of its writers owns.
+// Validate refuses an update of a VMI, VM or migration by a component that
+// changes what none of its writers owns.
 func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	gr := a.GetResource().GroupResource()
-	if (gr != vmis && gr != vms) || a.GetUserInfo() == nil {
+	if (gr != vmis && gr != vms && gr != vmims) || a.GetUserInfo() == nil {
 		return nil
 	}
 	id := p.ids.identify(a.GetUserInfo())
@@ -108,6 +109,20 @@ func checker(gr schema.GroupResource, a admission.Attributes) (func(ownership.Wr
 		case "":
 			return func(w ownership.Writer, _ string) []ownership.Violation {
 				return ownership.CheckObject(ownership.VMs, w, &old.ObjectMeta, &obj.ObjectMeta, &old.Spec, &obj.Spec)
+			}, nil
+		}
+	case vmims:
+		obj, ok1 := a.GetObject().(*virtualization.VirtualMachineInstanceMigration)
+		old, ok2 := a.GetOldObject().(*virtualization.VirtualMachineInstanceMigration)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("unexpected objects %T, %T", a.GetObject(), a.GetOldObject())
+		}
+		switch a.GetSubresource() {
+		case "status":
+			return func(w ownership.Writer, _ string) []ownership.Violation { return ownership.CheckMigrationStatus(w) }, nil
+		case "":
+			return func(w ownership.Writer, _ string) []ownership.Violation {
+				return ownership.CheckObject(ownership.VMIMs, w, &old.ObjectMeta, &obj.ObjectMeta, &old.Spec, &obj.Spec)
 			}, nil
 		}
 	}

@@ -25,7 +25,11 @@ var DefaultControllerServiceAccounts = []string{"virt-controller"}
 // controllerWriters are the controllers of virt-controller, which share its
 // credentials.
 var controllerWriters = []ownership.Writer{ownership.VMIController, ownership.NodeHealth,
-	ownership.ReplicaSetController, ownership.VMController}
+	ownership.ReplicaSetController, ownership.VMController, ownership.MigrationController}
+
+// handlerWriters are a node's virt-handler: of the VMIs on its node, and of
+// those migrating to it.
+var handlerWriters = []ownership.Writer{ownership.Handler, ownership.MigrationTarget}
 
 // identity is who a request's user is to the tables.
 type identity struct {
@@ -52,7 +56,7 @@ func (m matcher) identify(u user.Info) identity {
 	isSA := err == nil
 	switch {
 	case m.handlerUsers.Has(u.GetName()), isSA && m.handlerSAs.Has(sa):
-		id.writers = []ownership.Writer{ownership.Handler}
+		id.writers = handlerWriters
 		if nodes := u.GetExtra()[noderestriction.NodeNameExtra]; len(nodes) == 1 {
 			id.node = nodes[0]
 		}

@@ -59,10 +59,11 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// over topology domains, as for pods. Refused: not implemented yet.
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// EvictionStrategy is what draining the node does to the guest: None
-	// (it is stopped, and its VM, if any, restarts it elsewhere) or
-	// LiveMigrateIfPossible (the same here, since nothing is migratable).
-	// LiveMigrate and External are refused: this platform has no live
-	// migration and no external eviction handling.
+	// (it is stopped, and its VM, if any, restarts it elsewhere),
+	// LiveMigrate (it is live-migrated; a drain waits while it cannot be),
+	// LiveMigrateIfPossible (migrated if it can be, stopped otherwise) or
+	// External (marked with status.evacuationNodeName for another
+	// component; the drain waits). docs/migration.md.
 	EvictionStrategy *virtualizationv1.EvictionStrategy `json:"evictionStrategy,omitempty"`
 	// StartStrategy Paused starts the guest with its vCPUs paused: the VMI
 	// is Running with Ready False and Paused True until it is unpaused.
