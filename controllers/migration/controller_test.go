@@ -232,8 +232,7 @@ func TestLimits(t *testing.T) {
 	// One ends: the oldest waiting one that fits starts.
 	m := f.migration("mig-d")
 	m.Status.SetPhase(virtv1.MigrationFailed, metav1.NewTime(f.clock.Now()))
-	_, err := f.virt.VirtualizationV1().VirtualMachineInstanceMigrations("ns").UpdateStatus(t.Context(), m, metav1.UpdateOptions{})
-	f.must(err)
+	f.must(f.virt.Tracker().Update(virtv1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations"), m, "ns"))
 	f.syncMigration("mig-c")
 	f.syncMigration("mig-g")
 	if phaseOf(f, "mig-c") != virtv1.MigrationPending || phaseOf(f, "mig-g") != virtv1.MigrationScheduling {

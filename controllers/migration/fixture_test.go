@@ -24,6 +24,8 @@ import (
 	"kubevirt.dev/virt/controllers/launcherpod"
 	virtfake "kubevirt.dev/virt/generated/clientset/versioned/fake"
 	virtinformers "kubevirt.dev/virt/generated/informers/externalversions"
+	"kubevirt.dev/virt/internal/ownership"
+	"kubevirt.dev/virt/internal/ownership/ownershiptest"
 )
 
 var (
@@ -67,6 +69,7 @@ func newFixture(t *testing.T, cfg Config, objs ...runtime.Object) *fixture {
 		recorder: record.NewFakeRecorder(1000),
 		clock:    clocktesting.NewFakeClock(t0),
 	}
+	ownershiptest.Guard(t, f.virt, ownership.MigrationController)
 	// The fake clientsets neither name nor identify what they create.
 	var n atomic.Int32
 	f.kube.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -202,13 +205,13 @@ func (f *fixture) updatePod(p *corev1.Pod) {
 	f.must(err)
 }
 
-// updateVMIStatus writes a VMI's status as a node's handler would.
+// updateVMIStatus writes a VMI's status as a node's handler would: past
+// the ownership guard, which holds the controller to its row.
 func (f *fixture) updateVMIStatus(name string, mutate func(*virtv1.VirtualMachineInstanceStatus)) {
 	f.t.Helper()
 	v := f.vmi(name)
 	mutate(&v.Status)
-	_, err := f.virt.VirtualizationV1().VirtualMachineInstances("ns").UpdateStatus(f.t.Context(), v, metav1.UpdateOptions{})
-	f.must(err)
+	f.must(f.virt.Tracker().Update(virtv1.SchemeGroupVersion.WithResource("virtualmachineinstances"), v, "ns"))
 }
 
 // deleteMigration marks a migration deleted, as the API server does with a
