@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
@@ -17,12 +18,14 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/apiserver/admission/fieldownership"
 	"kubevirt.dev/virt/apiserver/admission/noderestriction"
 	"kubevirt.dev/virt/apiserver/etcd"
+	"kubevirt.dev/virt/apiserver/eviction"
 	"kubevirt.dev/virt/apiserver/exponentguard"
 	"kubevirt.dev/virt/apiserver/guestaccess"
 	"kubevirt.dev/virt/apiserver/patchguard"
@@ -190,6 +193,9 @@ func (c *Config) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)
 	}
+	if err := c.serveEvictionWebhook(generic, vmiStatus); err != nil {
+		return nil, err
+	}
 	err = generic.AddPostStartHook("virt-guest-access", func(ctx genericapiserver.PostStartHookContext) error {
 		if on, why := c.GuestAccess.Enabled(); !on {
 			klog.FromContext(ctx).Info("Guest access is off: consoles, VNC and VMI actions answer 503", "reason", why)
@@ -202,6 +208,25 @@ func (c *Config) New() (*Server, error) {
 		return nil, err
 	}
 	return &Server{Generic: generic}, nil
+}
+
+// serveEvictionWebhook serves the pods/eviction webhook (apiserver/eviction)
+// beside the API, with the API's availability: a drain is exactly when
+// every other component may be moving. The launcher pods are read from the
+// kube-apiserver; a standalone server has none and serves no webhook.
+func (c *Config) serveEvictionWebhook(generic *genericapiserver.GenericAPIServer, vmiStatus *virtualmachineinstance.StatusREST) error {
+	if c.Generic.ClientConfig == nil {
+		return nil
+	}
+	kube, err := kubernetes.NewForConfig(c.Generic.ClientConfig)
+	if err != nil {
+		return fmt.Errorf("client for the eviction webhook: %w", err)
+	}
+	pods := func(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+		return kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	generic.Handler.NonGoRestfulMux.Handle(eviction.Path, eviction.New(pods, eviction.Store{Status: vmiStatus, Scheme: Scheme}))
+	return nil
 }
 
 // Run starts the embedded etcd when needed, serves until ctx ends, drains

@@ -30,6 +30,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/certificate"
 	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/controllers/migration"
 	"kubevirt.dev/virt/controllers/nodefence"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/replicaset"
@@ -42,6 +43,14 @@ import (
 
 // component names virt-controller in events, user agents and the Lease.
 const component = "virt-controller"
+
+// migrationMetrics exports the migrations' phases from the current
+// leadership term's cache (controllers/migration).
+var migrationMetrics = func() *migration.Collector {
+	c := migration.NewCollector(nil)
+	legacyregistry.CustomMustRegister(c)
+	return c
+}()
 
 // Run runs virt-controller until ctx is done, it loses the lead, or one of
 // its controllers dies. The last two are errors: a process whose controllers
@@ -178,12 +187,22 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
+	migCfg := o.Migration
+	migCfg.Pod = podConfig
+	migCtrl, err := migration.New(ctx, kube, virt, virtFactory.Virtualization().V1().VirtualMachineInstanceMigrations(), vmis, pods,
+		cluster.Core().V1().Nodes(), cluster.Core().V1().PersistentVolumeClaims(), recorder, migCfg, c)
+	if err != nil {
+		return err
+	}
+	migrationMetrics.SetLister(migCtrl.Lister())
+	defer migrationMetrics.SetLister(nil)
 	controllers := []namedController{
 		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
 		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
 		{name: "nodefence", run: func(ctx context.Context) error { return fenceCtrl.Run(ctx, 1) }},
 		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},
 		{name: "vmirs", run: func(ctx context.Context) error { return rsCtrl.Run(ctx, o.Workers) }},
+		{name: "migration", run: func(ctx context.Context) error { return migCtrl.Run(ctx, o.Workers) }},
 	}
 	if o.HandlerServingCACertFile != "" {
 		// Only the requests of the handlers' signer are listed.

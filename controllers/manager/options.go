@@ -8,10 +8,13 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/certificate"
+	"kubevirt.dev/virt/controllers/launcherpod"
+	"kubevirt.dev/virt/controllers/migration"
 	"kubevirt.dev/virt/controllers/nodehealth"
 	"kubevirt.dev/virt/controllers/virtualmachine"
 	"kubevirt.dev/virt/internal/apiclient"
@@ -63,6 +66,12 @@ type Options struct {
 	Backoff               virtualmachine.Backoff
 	Workers               int
 
+	// Migration is the live-migration controller's configuration (its
+	// Pod is filled from the launcher flags); MigrationBandwidth is the
+	// --migration-bandwidth quantity, parsed by Validate.
+	Migration          migration.Config
+	MigrationBandwidth string
+
 	// BindAddress serves /healthz and /metrics over plain HTTP.
 	BindAddress string
 
@@ -99,6 +108,8 @@ func NewOptions() *Options {
 		HandlerLeaseNamespace:    ns,
 		FenceAnnotations:         true,
 		Backoff:                  virtualmachine.DefaultBackoff,
+		Migration:                migration.DefaultConfig(launcherpod.Config{}),
+		MigrationBandwidth:       "0",
 		Workers:                  3,
 		BindAddress:              ":8080",
 		LeaderElect:              true,
@@ -171,6 +182,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Backoff.Window, "start-backoff-window", o.Backoff.Window,
 		"an instance that fails within this time of running counts as a failed start")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "workers per controller")
+	o.addMigrationFlags(fs)
 
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address of /healthz and /metrics (plain HTTP)")
 
@@ -210,6 +222,14 @@ func (o *Options) Validate() error {
 	case o.Backoff.Base <= 0 || o.Backoff.Max < o.Backoff.Base:
 		return fmt.Errorf("--start-backoff-base must be positive and at most --start-backoff-max")
 	}
+	bw, err := resource.ParseQuantity(o.MigrationBandwidth)
+	if err != nil {
+		return fmt.Errorf("--migration-bandwidth: %w", err)
+	}
+	o.Migration.Bandwidth = bw
+	if err := o.Migration.Validate(); err != nil {
+		return err
+	}
 	switch corev1.PullPolicy(o.LauncherPullPolicy) {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
@@ -223,4 +243,32 @@ func (o *Options) Validate() error {
 func validOverhead(s string) bool {
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f >= 0 && f < 1
+}
+
+// addMigrationFlags registers the live-migration settings (docs/migration.md
+// "Configuration"); the defaults are KubeVirt's code defaults.
+func (o *Options) addMigrationFlags(fs *pflag.FlagSet) {
+	m := &o.Migration
+	fs.IntVar(&m.ParallelPerCluster, "migration-parallel-per-cluster", m.ParallelPerCluster,
+		"most live migrations past Pending in the cluster at a time; more wait in Pending, evacuations first")
+	fs.IntVar(&m.ParallelOutboundPerNode, "migration-parallel-outbound-per-node", m.ParallelOutboundPerNode,
+		"most live migrations past Pending leaving one node at a time")
+	fs.StringVar(&o.MigrationBandwidth, "migration-bandwidth", o.MigrationBandwidth,
+		"bandwidth per migration in bytes per second, a quantity such as 64Mi; 0: unlimited")
+	fs.Int64Var(&m.CompletionTimeoutPerGiB, "migration-completion-timeout-per-gib", m.CompletionTimeoutPerGiB,
+		"seconds per GiB of guest memory (and pod-local disk) a migration may take before the source aborts it")
+	fs.Int64Var(&m.ProgressTimeout, "migration-progress-timeout", m.ProgressTimeout,
+		"seconds a migration may go without progress before the source aborts it")
+	fs.BoolVar(&m.AllowAutoConverge, "migration-allow-auto-converge", m.AllowAutoConverge,
+		"let libvirt slow the guest's vCPUs down when its memory changes faster than it is copied")
+	fs.BoolVar(&m.AllowPostCopy, "migration-allow-post-copy", m.AllowPostCopy,
+		"switch a migration that does not converge to post-copy (the guest runs on the target while its memory follows; a failure then loses the guest)")
+	fs.StringVar((*string)(&m.SameNode), "migration-same-node", string(m.SameNode),
+		"whether a migration's target pod may go to its source node: Never, IfOnlyNode (when no other schedulable node exists) or Always")
+	fs.DurationVar(&m.UnschedulableTimeout, "migration-target-unschedulable-timeout", m.UnschedulableTimeout,
+		"fail a migration whose target pod the scheduler could not place for this long")
+	fs.DurationVar(&m.PendingTimeout, "migration-target-pending-timeout", m.PendingTimeout,
+		"fail a migration whose target pod is not ready this long after its creation")
+	fs.DurationVar(&m.EvacuationBackoff, "migration-evacuation-backoff", m.EvacuationBackoff,
+		"delay of a VMI's next evacuation migration after a failed one, doubling per failure up to 5m")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -68,5 +69,35 @@ func TestFenceDefaults(t *testing.T) {
 	o.FenceAfter = -time.Second
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--fence-unresponsive-nodes-after") {
 		t.Errorf("--fence-unresponsive-nodes-after=-1s: err = %v, want it refused", err)
+	}
+}
+
+// TestMigrationFlags: the defaults are the contract's (KubeVirt's code
+// defaults), and the flags parse into the migration configuration.
+func TestMigrationFlags(t *testing.T) {
+	o := NewOptions()
+	m := o.Migration
+	if m.ParallelPerCluster != 5 || m.ParallelOutboundPerNode != 2 || m.CompletionTimeoutPerGiB != 150 || m.ProgressTimeout != 150 ||
+		m.SameNode != "IfOnlyNode" || m.UnschedulableTimeout != 5*time.Minute || m.PendingTimeout != 15*time.Minute ||
+		m.EvacuationBackoff != 20*time.Second || m.AllowAutoConverge || m.AllowPostCopy || o.MigrationBandwidth != "0" {
+		t.Errorf("migration defaults %+v, bandwidth %s; want KubeVirt's", m, o.MigrationBandwidth)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--migration-same-node=Never", "--migration-parallel-per-cluster=7", "--migration-target-unschedulable-timeout=20s"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Migration.SameNode != "Never" || o.Migration.ParallelPerCluster != 7 || o.Migration.UnschedulableTimeout != 20*time.Second {
+		t.Errorf("parsed %+v", o.Migration)
+	}
+	o.LauncherImage = "virt-launcher"
+	o.Migration.SameNode = "Sometimes"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--migration-same-node") {
+		t.Errorf("--migration-same-node=Sometimes: err = %v, want it refused", err)
+	}
+	o.Migration.SameNode = "Always"
+	o.MigrationBandwidth = "fast"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--migration-bandwidth") {
+		t.Errorf("--migration-bandwidth=fast: err = %v, want it refused", err)
 	}
 }

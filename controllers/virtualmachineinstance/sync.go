@@ -55,7 +55,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// ended keep their logs until the VMI is deleted.
 		return c.deletePods(ctx, key, vmi, filter(alive(pods), func(p *corev1.Pod) bool { return !vmipod.Exited(p) }))
 	case vmi.Status.NodeName != "":
-		// Handed off: the node daemon owns the VMI until it ends.
+		// Handed off: the node daemon owns the VMI until it ends; the
+		// pods of its migrations are the migration controller's.
 		return nil
 	default:
 		return c.syncScheduling(ctx, key, vmi, pods)
@@ -79,7 +80,13 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 			corev1.EventTypeWarning, virtv1.ReasonPodDeleted, msg)
 	}
 	// Only one pod is ever created per VMI (its name is a function of the
-	// VMI's UID); any other pod claiming the VMI is not ours to run.
+	// VMI's UID); any other pod claiming the VMI is not ours to run. A
+	// migration's target pod is the migration controller's (and none
+	// exists before the hand-off).
+	pods = filter(pods, func(p *corev1.Pod) bool { _, target := launcherpod.IsTarget(p); return !target })
+	if len(pods) == 0 {
+		return nil
+	}
 	if err := c.deletePods(ctx, key, vmi, alive(pods[1:])); err != nil {
 		return err
 	}
@@ -170,7 +177,7 @@ func (c *Controller) syncDeleting(ctx context.Context, key string, vmi *virtv1.V
 		!finalizer.Has(vmi, virtv1.GuestShutdownFinalizer) ||
 		vmi.Status.Phase.IsFinal() ||
 		len(pods) == 0 ||
-		slices.ContainsFunc(pods, vmipod.Exited)
+		slices.ContainsFunc(guestPods(vmi, pods), vmipod.Exited)
 	if !guestDown {
 		return nil
 	}
@@ -191,6 +198,23 @@ func (c *Controller) syncDeleting(ctx context.Context, key string, vmi *virtv1.V
 		}
 	}
 	return c.removeFinalizers(ctx, vmi, remove...)
+}
+
+// guestPods are the pods that may hold the guest: not the source pod of a
+// completed migration (its launcher exits ExitMigrated once the guest left),
+// not the target pod of a migration that did not complete. Only their end
+// says the guest is down.
+func guestPods(vmi *virtv1.VirtualMachineInstance, pods []*corev1.Pod) []*corev1.Pod {
+	ms := vmi.Status.MigrationState
+	return filter(pods, func(p *corev1.Pod) bool {
+		if ms != nil && ms.Completed && p.Name == ms.SourcePod {
+			return false
+		}
+		if uid, target := launcherpod.IsTarget(p); target {
+			return ms != nil && ms.Completed && ms.MigrationUID == uid
+		}
+		return true
+	})
 }
 
 func (c *Controller) removeFinalizers(ctx context.Context, vmi *virtv1.VirtualMachineInstance, names ...string) error {

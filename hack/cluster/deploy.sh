@@ -169,6 +169,9 @@ patches:
   - target: {kind: APIService, name: v1.virtualization.kubevirt.io}
     patch: |
       - {op: add, path: /spec/caBundle, value: $(base64 -w0 "${PKI}/virt-apiserver-ca.crt")}
+  - target: {kind: ValidatingWebhookConfiguration, name: virt-launcher-eviction}
+    patch: |
+      - {op: add, path: /webhooks/0/clientConfig/caBundle, value: $(base64 -w0 "${PKI}/virt-apiserver-ca.crt")}
 EOF
   if [ "${mode}" = embedded ]; then
     cat <<EOF
