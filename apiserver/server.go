@@ -28,6 +28,7 @@ import (
 	"kubevirt.dev/virt/apiserver/patchguard"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachine"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstance"
+	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancemigration"
 	"kubevirt.dev/virt/apiserver/registry/virtualmachineinstancereplicaset"
 	"kubevirt.dev/virt/apiserver/utf8guard"
 	"kubevirt.dev/virt/generated/openapi"
@@ -150,6 +151,11 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A new migration is checked against its VMI in this server's storage.
+	vmim, vmimStatus, err := virtualmachineinstancemigration.NewREST(Scheme, c.Generic.RESTOptionsGetter, vmi)
+	if err != nil {
+		return nil, err
+	}
 	guests, err := virtualmachineinstance.NewGuestAccess(Scheme, vmi, c.GuestAccess)
 	if err != nil {
 		return nil, err
@@ -178,6 +184,8 @@ func (c *Config) New() (*Server, error) {
 		"virtualmachineinstancereplicasets":        vmirs,
 		"virtualmachineinstancereplicasets/status": vmirsStatus,
 		"virtualmachineinstancereplicasets/scale":  vmirsScale,
+		"virtualmachineinstancemigrations":         vmim,
+		"virtualmachineinstancemigrations/status":  vmimStatus,
 	})
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)

@@ -51,6 +51,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineClusterPreferenceList{},
 		&VirtualMachineInstanceReplicaSet{},
 		&VirtualMachineInstanceReplicaSetList{},
+		&VirtualMachineInstanceMigration{},
+		&VirtualMachineInstanceMigrationList{},
 		&VirtualMachineInstancetypeRevision{},
 		&VirtualMachineInstancetypeRevisionList{},
 	)

@@ -326,6 +326,9 @@ const (
 	// VirtualMachineInstancePodScheduled mirrors the launcher pod's
 	// PodScheduled condition, including the scheduler's reason when False.
 	VirtualMachineInstancePodScheduled VirtualMachineInstanceConditionType = "PodScheduled"
+	// VirtualMachineInstanceIsMigratable says whether the guest can be
+	// live-migrated.
+	VirtualMachineInstanceIsMigratable VirtualMachineInstanceConditionType = "LiveMigratable"
 )
 
 // VirtualMachineInstanceCondition is one observation of a VMI.

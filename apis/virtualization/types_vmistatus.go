@@ -212,6 +212,9 @@ type VirtualMachineInstanceMigrationState struct {
 	MigrationNetworkType MigrationNetworkType
 	// TargetMemoryOverhead is the target launcher pod's overhead.
 	TargetMemoryOverhead *resource.Quantity
+	// DowntimeMilliseconds is how long the guest was paused for the
+	// switch-over of a completed migration (libvirt's job statistics).
+	DowntimeMilliseconds int64
 }
 
 // VirtualMachineInstanceCommonMigrationState is one side of a migration.

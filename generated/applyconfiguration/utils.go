@@ -322,10 +322,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &virtualizationv1.VirtualMachineInstanceConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceGuestOSInfo"):
 		return &virtualizationv1.VirtualMachineInstanceGuestOSInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigration"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationCondition"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationPhaseTransitionTimestamp"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationPhaseTransitionTimestampApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationSourceState"):
 		return &virtualizationv1.VirtualMachineInstanceMigrationSourceStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationSpec"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationState"):
 		return &virtualizationv1.VirtualMachineInstanceMigrationStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationStatus"):
+		return &virtualizationv1.VirtualMachineInstanceMigrationStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationTargetState"):
 		return &virtualizationv1.VirtualMachineInstanceMigrationTargetStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceNetworkInterface"):

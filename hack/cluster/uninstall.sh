@@ -24,9 +24,9 @@ apiserver_ready || die "the cluster's kube-apiserver does not answer"
 available="$(kubectl get apiservice "${apiservice}" --ignore-not-found \
   -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')"
 if [ "${available}" = True ]; then
-  # 1. VMs first (they would recreate their VMIs), then replica sets, then
-  # the VMIs themselves.
-  for kind in virtualmachines virtualmachineinstancereplicasets virtualmachineinstances; do
+  # 1. Migrations first (virt-controller cancels them), then VMs (they
+  # would recreate their VMIs), then replica sets, then the VMIs themselves.
+  for kind in virtualmachineinstancemigrations virtualmachines virtualmachineinstancereplicasets virtualmachineinstances; do
     kubectl delete "${kind}.${group}" --all --all-namespaces --wait=false >/dev/null
   done
   log "deleting the platform's VMs, replica sets and VMIs (up to ${grace}s)"
@@ -35,7 +35,7 @@ if [ "${available}" = True ]; then
     [ "$(date +%s)" -lt "${deadline}" ]; do
     sleep 1
   done
-  for kind in virtualmachines virtualmachineinstancereplicasets virtualmachineinstances; do
+  for kind in virtualmachineinstancemigrations virtualmachines virtualmachineinstancereplicasets virtualmachineinstances; do
     while read -r ns name; do
       [ -n "${name}" ] || continue
       log "${kind} ${ns}/${name} still there after ${grace}s: dropping its finalizers"

@@ -7,10 +7,13 @@ import (
 )
 
 // Field selectors a client may use on the list and watch of each kind. The
-// node daemon watches with status.nodeName, which is why it is indexed.
+// node daemon watches with status.nodeName and, for the migrations to its
+// node, status.migrationState.targetNode, which is why both are indexed.
 var (
-	virtualMachineInstanceSelectableFields = []string{"metadata.name", "metadata.namespace", "status.nodeName", "status.phase"}
-	virtualMachineSelectableFields         = []string{"metadata.name", "metadata.namespace", "status.printableStatus"}
+	virtualMachineInstanceSelectableFields = []string{"metadata.name", "metadata.namespace", "status.nodeName", "status.phase",
+		"status.migrationState.targetNode"}
+	virtualMachineSelectableFields                  = []string{"metadata.name", "metadata.namespace", "status.printableStatus"}
+	virtualMachineInstanceMigrationSelectableFields = []string{"metadata.name", "metadata.namespace", "spec.vmiName", "status.phase"}
 )
 
 // addFieldLabelConversionFuncs tells the scheme which field selectors exist.
@@ -21,8 +24,12 @@ func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
 		identityFieldLabelConversion(virtualMachineInstanceSelectableFields)); err != nil {
 		return err
 	}
-	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("VirtualMachine"),
-		identityFieldLabelConversion(virtualMachineSelectableFields))
+	if err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("VirtualMachine"),
+		identityFieldLabelConversion(virtualMachineSelectableFields)); err != nil {
+		return err
+	}
+	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("VirtualMachineInstanceMigration"),
+		identityFieldLabelConversion(virtualMachineInstanceMigrationSelectableFields))
 }
 
 func identityFieldLabelConversion(fields []string) runtime.FieldLabelConversionFunc {

@@ -56,6 +56,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VirtualMachineClusterPreferenceList{},
 		&VirtualMachineInstanceReplicaSet{},
 		&VirtualMachineInstanceReplicaSetList{},
+		&VirtualMachineInstanceMigration{},
+		&VirtualMachineInstanceMigrationList{},
 		&VirtualMachineInstancetypeRevision{},
 		&VirtualMachineInstancetypeRevisionList{},
 	)

@@ -435,6 +435,12 @@ const (
 	// VirtualMachineInstancePodScheduled mirrors the launcher pod's
 	// PodScheduled condition, including the scheduler's reason when False.
 	VirtualMachineInstancePodScheduled VirtualMachineInstanceConditionType = "PodScheduled"
+	// VirtualMachineInstanceIsMigratable (LiveMigratable) says whether the
+	// guest can be live-migrated: True, or False with a reason
+	// (DisksNotLiveMigratable, InterfaceNotLiveMigratable,
+	// HostDeviceNotLiveMigratable, ...) and a message naming what cannot
+	// move. Written by virt-controller.
+	VirtualMachineInstanceIsMigratable VirtualMachineInstanceConditionType = "LiveMigratable"
 	// VirtualMachineInstanceNodeUnresponsive is True while the virt-handler
 	// of the VMI's node has not renewed its Lease for virt-controller's
 	// heartbeat timeout but the launcher pod may still run the guest: the

@@ -273,6 +273,12 @@ type VirtualMachineInstanceMigrationState struct {
 	// TargetMemoryOverhead is the target launcher pod's overhead.
 	// +optional
 	TargetMemoryOverhead *resource.Quantity `json:"targetMemoryOverhead,omitempty" protobuf:"bytes,28,opt,name=targetMemoryOverhead"`
+	// DowntimeMilliseconds is how long the guest was paused for the
+	// switch-over of a completed migration, from libvirt's job statistics
+	// (this platform's; KubeVirt lacks it). Written by the target node's
+	// virt-handler together with completed.
+	// +optional
+	DowntimeMilliseconds int64 `json:"downtimeMilliseconds,omitempty" protobuf:"varint,29,opt,name=downtimeMilliseconds"`
 }
 
 // VirtualMachineInstanceCommonMigrationState is one side of a migration.

@@ -102,3 +102,45 @@ const DefaultFilesystemOverhead Percent = "0.055"
 
 // HandlerLeaseName is the name of node's virt-handler Lease.
 func HandlerLeaseName(node string) string { return HandlerLeasePrefix + node }
+
+// Live migration's labels, annotations, finalizer and reasons (KubeVirt's
+// names; docs/migration.md).
+const (
+	// MigrationVMINameLabel on a VirtualMachineInstanceMigration holds the
+	// name of its VMI, so a VMI's migrations are listed by label.
+	MigrationVMINameLabel = "kubevirt.io/vmi-name"
+	// MigrationJobUIDLabel on a migration's target launcher pod holds the
+	// UID of its VirtualMachineInstanceMigration.
+	MigrationJobUIDLabel = "kubevirt.io/migrationJobUID"
+	// EvacuationMigrationAnnotation on a VirtualMachineInstanceMigration
+	// that virt-controller created for a drain holds the node being
+	// drained; such migrations go before the users'.
+	EvacuationMigrationAnnotation = "kubevirt.io/evacuationMigration"
+	// MigrationFinalizer keeps a VirtualMachineInstanceMigration until
+	// virt-controller has cancelled or finished it: deleting an unfinished
+	// migration cancels it. virt-controller adds and removes it.
+	MigrationFinalizer = "kubevirt.io/migrationJobFinalize"
+	// MigrationGenerateNamePrefix is the generateName of the migrations the
+	// migrate subresources create.
+	MigrationGenerateNamePrefix = "kubevirt-migrate-vm-"
+	// EvacuationGenerateNamePrefix is the generateName of the migrations
+	// virt-controller creates for a drain.
+	EvacuationGenerateNamePrefix = "kubevirt-evacuation-"
+)
+
+// Reasons of a False LiveMigratable condition (KubeVirt's); the condition's
+// message names the volume, interface or device that cannot move.
+const (
+	// ReasonDisksNotMigratable: a volume cannot be reached from another
+	// node (a PersistentVolumeClaim that is not ReadWriteMany, a host
+	// disk, ...).
+	ReasonDisksNotMigratable = "DisksNotLiveMigratable"
+	// ReasonInterfaceNotMigratable: an interface binding cannot move.
+	ReasonInterfaceNotMigratable = "InterfaceNotLiveMigratable"
+	// ReasonHostDeviceNotMigratable: the guest has a host device.
+	ReasonHostDeviceNotMigratable = "HostDeviceNotLiveMigratable"
+	// ReasonHotplugNotMigratable: a hotplugged volume cannot move.
+	ReasonHotplugNotMigratable = "HotplugNotLiveMigratable"
+	// ReasonFilesystemNotMigratable: a virtiofs file system cannot move.
+	ReasonFilesystemNotMigratable = "VirtIOFSNotLiveMigratable"
+)

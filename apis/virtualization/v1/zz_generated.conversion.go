@@ -1806,6 +1806,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigration)(nil), (*virtualization.VirtualMachineInstanceMigration)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigration_To_virtualization_VirtualMachineInstanceMigration(a.(*VirtualMachineInstanceMigration), b.(*virtualization.VirtualMachineInstanceMigration), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigration)(nil), (*VirtualMachineInstanceMigration)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigration_To_v1_VirtualMachineInstanceMigration(a.(*virtualization.VirtualMachineInstanceMigration), b.(*VirtualMachineInstanceMigration), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationCondition)(nil), (*virtualization.VirtualMachineInstanceMigrationCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationCondition_To_virtualization_VirtualMachineInstanceMigrationCondition(a.(*VirtualMachineInstanceMigrationCondition), b.(*virtualization.VirtualMachineInstanceMigrationCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationCondition)(nil), (*VirtualMachineInstanceMigrationCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationCondition_To_v1_VirtualMachineInstanceMigrationCondition(a.(*virtualization.VirtualMachineInstanceMigrationCondition), b.(*VirtualMachineInstanceMigrationCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationList)(nil), (*virtualization.VirtualMachineInstanceMigrationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationList_To_virtualization_VirtualMachineInstanceMigrationList(a.(*VirtualMachineInstanceMigrationList), b.(*virtualization.VirtualMachineInstanceMigrationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationList)(nil), (*VirtualMachineInstanceMigrationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationList_To_v1_VirtualMachineInstanceMigrationList(a.(*virtualization.VirtualMachineInstanceMigrationList), b.(*VirtualMachineInstanceMigrationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(nil), (*virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(a.(*VirtualMachineInstanceMigrationPhaseTransitionTimestamp), b.(*virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(nil), (*VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(a.(*virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp), b.(*VirtualMachineInstanceMigrationPhaseTransitionTimestamp), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationSourceState)(nil), (*virtualization.VirtualMachineInstanceMigrationSourceState)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(a.(*VirtualMachineInstanceMigrationSourceState), b.(*virtualization.VirtualMachineInstanceMigrationSourceState), scope)
 	}); err != nil {
@@ -1816,6 +1856,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationSpec)(nil), (*virtualization.VirtualMachineInstanceMigrationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec(a.(*VirtualMachineInstanceMigrationSpec), b.(*virtualization.VirtualMachineInstanceMigrationSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationSpec)(nil), (*VirtualMachineInstanceMigrationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec(a.(*virtualization.VirtualMachineInstanceMigrationSpec), b.(*VirtualMachineInstanceMigrationSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationState)(nil), (*virtualization.VirtualMachineInstanceMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(a.(*VirtualMachineInstanceMigrationState), b.(*virtualization.VirtualMachineInstanceMigrationState), scope)
 	}); err != nil {
@@ -1823,6 +1873,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationState)(nil), (*VirtualMachineInstanceMigrationState)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(a.(*virtualization.VirtualMachineInstanceMigrationState), b.(*VirtualMachineInstanceMigrationState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VirtualMachineInstanceMigrationStatus)(nil), (*virtualization.VirtualMachineInstanceMigrationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus(a.(*VirtualMachineInstanceMigrationStatus), b.(*virtualization.VirtualMachineInstanceMigrationStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*virtualization.VirtualMachineInstanceMigrationStatus)(nil), (*VirtualMachineInstanceMigrationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus(a.(*virtualization.VirtualMachineInstanceMigrationStatus), b.(*VirtualMachineInstanceMigrationStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -5779,6 +5839,100 @@ func Convert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInsta
 	return autoConvert_virtualization_VirtualMachineInstanceList_To_v1_VirtualMachineInstanceList(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstanceMigration_To_virtualization_VirtualMachineInstanceMigration(in *VirtualMachineInstanceMigration, out *virtualization.VirtualMachineInstanceMigration, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigration_To_virtualization_VirtualMachineInstanceMigration is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigration_To_virtualization_VirtualMachineInstanceMigration(in *VirtualMachineInstanceMigration, out *virtualization.VirtualMachineInstanceMigration, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigration_To_virtualization_VirtualMachineInstanceMigration(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigration_To_v1_VirtualMachineInstanceMigration(in *virtualization.VirtualMachineInstanceMigration, out *VirtualMachineInstanceMigration, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigration_To_v1_VirtualMachineInstanceMigration is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigration_To_v1_VirtualMachineInstanceMigration(in *virtualization.VirtualMachineInstanceMigration, out *VirtualMachineInstanceMigration, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigration_To_v1_VirtualMachineInstanceMigration(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationCondition_To_virtualization_VirtualMachineInstanceMigrationCondition(in *VirtualMachineInstanceMigrationCondition, out *virtualization.VirtualMachineInstanceMigrationCondition, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationCondition)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationCondition_To_virtualization_VirtualMachineInstanceMigrationCondition is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationCondition_To_virtualization_VirtualMachineInstanceMigrationCondition(in *VirtualMachineInstanceMigrationCondition, out *virtualization.VirtualMachineInstanceMigrationCondition, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationCondition_To_virtualization_VirtualMachineInstanceMigrationCondition(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationCondition_To_v1_VirtualMachineInstanceMigrationCondition(in *virtualization.VirtualMachineInstanceMigrationCondition, out *VirtualMachineInstanceMigrationCondition, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationCondition)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationCondition_To_v1_VirtualMachineInstanceMigrationCondition is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationCondition_To_v1_VirtualMachineInstanceMigrationCondition(in *virtualization.VirtualMachineInstanceMigrationCondition, out *VirtualMachineInstanceMigrationCondition, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationCondition_To_v1_VirtualMachineInstanceMigrationCondition(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationList_To_virtualization_VirtualMachineInstanceMigrationList(in *VirtualMachineInstanceMigrationList, out *virtualization.VirtualMachineInstanceMigrationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]virtualization.VirtualMachineInstanceMigration)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationList_To_virtualization_VirtualMachineInstanceMigrationList is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationList_To_virtualization_VirtualMachineInstanceMigrationList(in *VirtualMachineInstanceMigrationList, out *virtualization.VirtualMachineInstanceMigrationList, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationList_To_virtualization_VirtualMachineInstanceMigrationList(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationList_To_v1_VirtualMachineInstanceMigrationList(in *virtualization.VirtualMachineInstanceMigrationList, out *VirtualMachineInstanceMigrationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]VirtualMachineInstanceMigration)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationList_To_v1_VirtualMachineInstanceMigrationList is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationList_To_v1_VirtualMachineInstanceMigrationList(in *virtualization.VirtualMachineInstanceMigrationList, out *VirtualMachineInstanceMigrationList, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationList_To_v1_VirtualMachineInstanceMigrationList(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in *VirtualMachineInstanceMigrationPhaseTransitionTimestamp, out *virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in *VirtualMachineInstanceMigrationPhaseTransitionTimestamp, out *virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in *virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp, out *VirtualMachineInstanceMigrationPhaseTransitionTimestamp, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationPhaseTransitionTimestamp)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in *virtualization.VirtualMachineInstanceMigrationPhaseTransitionTimestamp, out *VirtualMachineInstanceMigrationPhaseTransitionTimestamp, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationPhaseTransitionTimestamp_To_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineInstanceMigrationSourceState_To_virtualization_VirtualMachineInstanceMigrationSourceState(in *VirtualMachineInstanceMigrationSourceState, out *virtualization.VirtualMachineInstanceMigrationSourceState, s conversion.Scope) error {
 	*out = *(*virtualization.VirtualMachineInstanceMigrationSourceState)(unsafe.Pointer(in))
 	return nil
@@ -5799,6 +5953,26 @@ func Convert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_Vir
 	return autoConvert_virtualization_VirtualMachineInstanceMigrationSourceState_To_v1_VirtualMachineInstanceMigrationSourceState(in, out, s)
 }
 
+func autoConvert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec(in *VirtualMachineInstanceMigrationSpec, out *virtualization.VirtualMachineInstanceMigrationSpec, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec(in *VirtualMachineInstanceMigrationSpec, out *virtualization.VirtualMachineInstanceMigrationSpec, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationSpec_To_virtualization_VirtualMachineInstanceMigrationSpec(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec(in *virtualization.VirtualMachineInstanceMigrationSpec, out *VirtualMachineInstanceMigrationSpec, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec(in *virtualization.VirtualMachineInstanceMigrationSpec, out *VirtualMachineInstanceMigrationSpec, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationSpec_To_v1_VirtualMachineInstanceMigrationSpec(in, out, s)
+}
+
 func autoConvert_v1_VirtualMachineInstanceMigrationState_To_virtualization_VirtualMachineInstanceMigrationState(in *VirtualMachineInstanceMigrationState, out *virtualization.VirtualMachineInstanceMigrationState, s conversion.Scope) error {
 	*out = *(*virtualization.VirtualMachineInstanceMigrationState)(unsafe.Pointer(in))
 	return nil
@@ -5817,6 +5991,26 @@ func autoConvert_virtualization_VirtualMachineInstanceMigrationState_To_v1_Virtu
 // Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState is an autogenerated conversion function.
 func Convert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(in *virtualization.VirtualMachineInstanceMigrationState, out *VirtualMachineInstanceMigrationState, s conversion.Scope) error {
 	return autoConvert_virtualization_VirtualMachineInstanceMigrationState_To_v1_VirtualMachineInstanceMigrationState(in, out, s)
+}
+
+func autoConvert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus(in *VirtualMachineInstanceMigrationStatus, out *virtualization.VirtualMachineInstanceMigrationStatus, s conversion.Scope) error {
+	*out = *(*virtualization.VirtualMachineInstanceMigrationStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus is an autogenerated conversion function.
+func Convert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus(in *VirtualMachineInstanceMigrationStatus, out *virtualization.VirtualMachineInstanceMigrationStatus, s conversion.Scope) error {
+	return autoConvert_v1_VirtualMachineInstanceMigrationStatus_To_virtualization_VirtualMachineInstanceMigrationStatus(in, out, s)
+}
+
+func autoConvert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus(in *virtualization.VirtualMachineInstanceMigrationStatus, out *VirtualMachineInstanceMigrationStatus, s conversion.Scope) error {
+	*out = *(*VirtualMachineInstanceMigrationStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus is an autogenerated conversion function.
+func Convert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus(in *virtualization.VirtualMachineInstanceMigrationStatus, out *VirtualMachineInstanceMigrationStatus, s conversion.Scope) error {
+	return autoConvert_virtualization_VirtualMachineInstanceMigrationStatus_To_v1_VirtualMachineInstanceMigrationStatus(in, out, s)
 }
 
 func autoConvert_v1_VirtualMachineInstanceMigrationTargetState_To_virtualization_VirtualMachineInstanceMigrationTargetState(in *VirtualMachineInstanceMigrationTargetState, out *virtualization.VirtualMachineInstanceMigrationTargetState, s conversion.Scope) error {

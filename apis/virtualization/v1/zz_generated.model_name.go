@@ -907,13 +907,43 @@ func (in VirtualMachineInstanceList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigration) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationCondition) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationCondition"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationList) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationPhaseTransitionTimestamp) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationSourceState) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSourceState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationSpec) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationState) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationStatus) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -31,8 +31,9 @@ var phasesOnANode = sets.New(virtualization.Scheduled, virtualization.Running, v
 // ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's
 // status: phases move only forward, each change of phase appends its
 // transition to a history that is never rewritten, the node a VMI was
-// handed to never changes, and what the guest reported stays within the
-// bounds virt-handler cuts it to (validateGuestReport).
+// handed to changes only by a live migration's switch-over (migratedTo), and
+// what the guest reported stays within the bounds virt-handler cuts it to
+// (validateGuestReport).
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
@@ -48,9 +49,9 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.Virtual
 		}
 	}
 	allErrs = append(allErrs, validatePhaseTransitions(s, o, statusPath.Child("phaseTransitionTimestamps"))...)
-	if o.NodeName != "" && s.NodeName != o.NodeName {
+	if o.NodeName != "" && s.NodeName != o.NodeName && !migratedTo(s, o) {
 		allErrs = append(allErrs, field.Invalid(statusPath.Child("nodeName"), s.NodeName,
-			fmt.Sprintf("the VMI was handed to node %q and cannot move to another node", o.NodeName)))
+			fmt.Sprintf("the VMI was handed to node %q and moves to another node only by a completed live migration to it", o.NodeName)))
 	}
 	if s.NodeName == "" && phasesOnANode.Has(s.Phase) {
 		allErrs = append(allErrs, field.Required(statusPath.Child("nodeName"), fmt.Sprintf("a %s VMI has a node", s.Phase)))
@@ -61,6 +62,15 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, old *virtualization.Virtual
 	allErrs = append(allErrs, validateConditions(s.Conditions, o.Conditions, statusPath.Child("conditions"))...)
 	allErrs = append(allErrs, validateGuestReport(s, o, statusPath)...)
 	return allErrs
+}
+
+// migratedTo says the write is a live migration's switch-over: the node
+// changes to the migration's target, in the write that marks it completed.
+func migratedTo(s, o *virtualization.VirtualMachineInstanceStatus) bool {
+	m, om := s.MigrationState, o.MigrationState
+	return m != nil && om != nil && m.Completed && !om.Completed && !m.Failed &&
+		m.TargetNode != "" && m.TargetNode == om.TargetNode && s.NodeName == m.TargetNode &&
+		m.MigrationUID == om.MigrationUID
 }
 
 // validatePhaseTransitions checks that the history of phases only grows, by

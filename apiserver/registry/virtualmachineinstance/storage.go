@@ -51,7 +51,10 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*RES
 		RESTOptions: optsGetter,
 		AttrFunc:    GetAttrs,
 		TriggerFunc: map[string]storage.IndexerFunc{NodeNameField: NodeNameTriggerFunc},
-		Indexers:    &cache.Indexers{storage.FieldIndex(NodeNameField): NodeNameIndexFunc},
+		Indexers: &cache.Indexers{
+			storage.FieldIndex(NodeNameField):   NodeNameIndexFunc,
+			storage.FieldIndex(TargetNodeField): TargetNodeIndexFunc,
+		},
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, nil, fmt.Errorf("virtualmachineinstances storage: %w", err)

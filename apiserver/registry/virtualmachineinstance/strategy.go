@@ -26,6 +26,10 @@ import (
 // daemons list and watch with: each node only cares about its own VMIs.
 const NodeNameField = "status.nodeName"
 
+// TargetNodeField selects the VMIs migrating to a node: the target node's
+// virt-handler watches it beside NodeNameField.
+const TargetNodeField = "status.migrationState.targetNode"
+
 // finalizers are added to every VMI on create, so no component has to race
 // to add them before the VMI can be deleted: the guest is shut down and the
 // launcher pod removed before the object disappears.
@@ -174,17 +178,19 @@ func selectableFields(vmi *virtualization.VirtualMachineInstance) fields.Set {
 	set := generic.ObjectMetaFieldsSet(&vmi.ObjectMeta, true)
 	set[NodeNameField] = vmi.Status.NodeName
 	set["status.phase"] = string(vmi.Status.Phase)
+	set[TargetNodeField] = targetNode(vmi)
 	return set
 }
 
 // Match selects VMIs by labels and fields; status.nodeName is answered from
-// the watch cache's index instead of a scan.
+// the watch cache's index instead of a scan, and so is
+// status.migrationState.targetNode.
 func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
 	return storage.SelectionPredicate{
 		Label:       label,
 		Field:       field,
 		GetAttrs:    GetAttrs,
-		IndexFields: []string{NodeNameField},
+		IndexFields: []string{NodeNameField, TargetNodeField},
 	}
 }
 
@@ -201,4 +207,21 @@ func NodeNameIndexFunc(obj interface{}) ([]string, error) {
 		return nil, fmt.Errorf("not a VirtualMachineInstance: %T", obj)
 	}
 	return []string{vmi.Status.NodeName}, nil
+}
+
+// TargetNodeIndexFunc indexes the watch cache by migration target node. (The
+// cache dispatches events by one trigger only, status.nodeName's.)
+func TargetNodeIndexFunc(obj interface{}) ([]string, error) {
+	vmi, ok := obj.(*virtualization.VirtualMachineInstance)
+	if !ok {
+		return nil, fmt.Errorf("not a VirtualMachineInstance: %T", obj)
+	}
+	return []string{targetNode(vmi)}, nil
+}
+
+func targetNode(vmi *virtualization.VirtualMachineInstance) string {
+	if vmi.Status.MigrationState == nil {
+		return ""
+	}
+	return vmi.Status.MigrationState.TargetNode
 }

@@ -2394,6 +2394,59 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: versionId
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigration
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSpec
+      default: {}
+    - name: status
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationStatus
+      default: {}
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp
+  map:
+    fields:
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSourceState
   map:
     fields:
@@ -2429,6 +2482,13 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: virtualMachineInstanceUID
       type:
         scalar: string
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationSpec
+  map:
+    fields:
+    - name: vmiName
+      type:
+        scalar: string
+      default: ""
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState
   map:
     fields:
@@ -2441,6 +2501,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: completed
       type:
         scalar: boolean
+    - name: downtimeMilliseconds
+      type:
+        scalar: numeric
     - name: endTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
@@ -2521,6 +2584,29 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: targetState
       type:
         namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationTargetState
+- name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: migrationState
+      type:
+        namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationState
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamps
+      type:
+        list:
+          elementType:
+            namedType: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp
+          elementRelationship: atomic
 - name: dev.kubevirt.virt.apis.virtualization.v1.VirtualMachineInstanceMigrationTargetState
   map:
     fields:

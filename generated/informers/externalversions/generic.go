@@ -61,6 +61,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineClusterPreferences().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstances"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstances().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstanceMigrations().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancereplicasets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Virtualization().V1().VirtualMachineInstanceReplicaSets().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):

@@ -32,6 +32,8 @@ type Interface interface {
 	VirtualMachineClusterPreferences() TypedVirtualMachineClusterPreferenceInformer
 	// VirtualMachineInstances returns a VirtualMachineInstanceInformer.
 	VirtualMachineInstances() TypedVirtualMachineInstanceInformer
+	// VirtualMachineInstanceMigrations returns a VirtualMachineInstanceMigrationInformer.
+	VirtualMachineInstanceMigrations() TypedVirtualMachineInstanceMigrationInformer
 	// VirtualMachineInstanceReplicaSets returns a VirtualMachineInstanceReplicaSetInformer.
 	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
 	// VirtualMachineInstancetypes returns a VirtualMachineInstancetypeInformer.
@@ -71,6 +73,11 @@ func (v *version) VirtualMachineClusterPreferences() TypedVirtualMachineClusterP
 // VirtualMachineInstances returns a TypedVirtualMachineInstanceInformer.
 func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer {
 	return &virtualMachineInstanceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstanceMigrations returns a TypedVirtualMachineInstanceMigrationInformer.
+func (v *version) VirtualMachineInstanceMigrations() TypedVirtualMachineInstanceMigrationInformer {
+	return &virtualMachineInstanceMigrationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // VirtualMachineInstanceReplicaSets returns a TypedVirtualMachineInstanceReplicaSetInformer.

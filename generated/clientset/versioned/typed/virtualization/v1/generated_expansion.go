@@ -26,6 +26,8 @@ type VirtualMachineClusterPreferenceExpansion interface{}
 
 type VirtualMachineInstanceExpansion interface{}
 
+type VirtualMachineInstanceMigrationExpansion interface{}
+
 type VirtualMachineInstanceReplicaSetExpansion interface{}
 
 type VirtualMachineInstancetypeExpansion interface{}

@@ -32,6 +32,7 @@ type VirtualizationV1Interface interface {
 	VirtualMachineClusterInstancetypesGetter
 	VirtualMachineClusterPreferencesGetter
 	VirtualMachineInstancesGetter
+	VirtualMachineInstanceMigrationsGetter
 	VirtualMachineInstanceReplicaSetsGetter
 	VirtualMachineInstancetypesGetter
 	VirtualMachineInstancetypeRevisionsGetter
@@ -57,6 +58,10 @@ func (c *VirtualizationV1Client) VirtualMachineClusterPreferences() VirtualMachi
 
 func (c *VirtualizationV1Client) VirtualMachineInstances(namespace string) VirtualMachineInstanceInterface {
 	return newVirtualMachineInstances(c, namespace)
+}
+
+func (c *VirtualizationV1Client) VirtualMachineInstanceMigrations(namespace string) VirtualMachineInstanceMigrationInterface {
+	return newVirtualMachineInstanceMigrations(c, namespace)
 }
 
 func (c *VirtualizationV1Client) VirtualMachineInstanceReplicaSets(namespace string) VirtualMachineInstanceReplicaSetInterface {

@@ -44,6 +44,10 @@ func (c *FakeVirtualizationV1) VirtualMachineInstances(namespace string) v1.Virt
 	return newFakeVirtualMachineInstances(c, namespace)
 }
 
+func (c *FakeVirtualizationV1) VirtualMachineInstanceMigrations(namespace string) v1.VirtualMachineInstanceMigrationInterface {
+	return newFakeVirtualMachineInstanceMigrations(c, namespace)
+}
+
 func (c *FakeVirtualizationV1) VirtualMachineInstanceReplicaSets(namespace string) v1.VirtualMachineInstanceReplicaSetInterface {
 	return newFakeVirtualMachineInstanceReplicaSets(c, namespace)
 }

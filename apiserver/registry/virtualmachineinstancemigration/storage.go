@@ -1,0 +1,103 @@
+package virtualmachineinstancemigration
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"kubevirt.dev/virt/apis/virtualization"
+)
+
+// REST is the storage of virtualmachineinstancemigrations.
+type REST struct {
+	*genericregistry.Store
+}
+
+var _ rest.ShortNamesProvider = &REST{}
+var _ rest.CategoriesProvider = &REST{}
+
+// ShortNames are KubeVirt's: what kubectl accepts instead of
+// virtualmachineinstancemigrations.
+func (*REST) ShortNames() []string { return []string{"vmim", "vmims"} }
+
+// Categories put migrations in `kubectl get all` and `kubectl get virt`.
+func (*REST) Categories() []string { return []string{"all", "virt"} }
+
+// NewREST returns the storage of the main resource and of /status. vmis is
+// the storage of the VMIs a migration names; nil skips the checks against
+// the VMI (registry tests of the object alone).
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, vmis rest.Getter) (*REST, *StatusREST, error) {
+	look := &lookup{vmis: vmis}
+	s := NewStrategy(scheme, look)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &virtualization.VirtualMachineInstanceMigration{} },
+		NewListFunc:               func() runtime.Object { return &virtualization.VirtualMachineInstanceMigrationList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  virtualization.Resource("virtualmachineinstancemigrations"),
+		SingularQualifiedResource: virtualization.Resource("virtualmachineinstancemigration"),
+
+		CreateStrategy:      s,
+		UpdateStrategy:      s,
+		DeleteStrategy:      s,
+		ResetFieldsStrategy: s,
+
+		TableConvertor: tableConvertor{},
+	}
+	options := &generic.StoreOptions{
+		RESTOptions: optsGetter,
+		AttrFunc:    GetAttrs,
+	}
+	if err := store.CompleteWithOptions(options); err != nil {
+		return nil, nil, fmt.Errorf("virtualmachineinstancemigrations storage: %w", err)
+	}
+	// The strategy lists the other migrations of a VMI from this store.
+	look.migrations = store
+
+	// The status store shares the main store's etcd and watch cache; only
+	// how an update is prepared and validated differs.
+	statusStore := *store
+	status := NewStatusStrategy(s)
+	statusStore.UpdateStrategy = status
+	statusStore.ResetFieldsStrategy = status
+	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+// StatusREST is the storage of virtualmachineinstancemigrations/status.
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+var _ rest.Patcher = &StatusREST{}
+
+// New returns an empty migration.
+func (r *StatusREST) New() runtime.Object { return &virtualization.VirtualMachineInstanceMigration{} }
+
+// Destroy does nothing: the main store owns the storage.
+func (r *StatusREST) Destroy() {}
+
+// Get returns the migration, so PATCH of /status can read what it patches.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update writes the status of a migration; it never creates one.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields says what a status write leaves alone.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ConvertToTable prints a migration read through /status like the main
+// resource.
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
