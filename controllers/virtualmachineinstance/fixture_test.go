@@ -273,7 +273,7 @@ func running(ready bool) func(*corev1.Pod) {
 		if ready {
 			s = corev1.ConditionTrue
 		}
-		podCond(corev1.PodReady, s, "", "")(p)
+		podCond(corev1.ContainersReady, s, "", "")(p)
 	}
 }
 

@@ -97,8 +97,10 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
+// podReady is the readiness of pod's containers: the pod's own Ready waits
+// for the guest-in-pod gate too, which only a Running VMI opens.
 func podReady(pod *corev1.Pod) bool {
-	c := podCondition(pod, corev1.PodReady)
+	c := podCondition(pod, corev1.ContainersReady)
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
