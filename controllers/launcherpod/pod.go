@@ -189,7 +189,11 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			// this order, so libvirt starts while the container-disk
 			// images are pulled.
 			Containers: append([]corev1.Container{compute}, containerDisks(vmi)...),
-			Volumes:    v.volumes,
+			// Ready only where the guest runs (controllers/guestpod): a
+			// Service never sends the guest's traffic to a migration's
+			// target before the switch-over, nor to its source after.
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: virtv1.GuestInPodCondition}},
+			Volumes:        v.volumes,
 		},
 	}
 	// The launcher pods carry the VMI's labels, so a constraint that

@@ -29,6 +29,7 @@ import (
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/controllers/certificate"
+	"kubevirt.dev/virt/controllers/guestpod"
 	"kubevirt.dev/virt/controllers/launcherpod"
 	"kubevirt.dev/virt/controllers/migration"
 	"kubevirt.dev/virt/controllers/nodefence"
@@ -196,8 +197,13 @@ func runControllers(ctx context.Context, o *Options, kube kubernetes.Interface, 
 	}
 	migrationMetrics.SetLister(migCtrl.Lister())
 	defer migrationMetrics.SetLister(nil)
+	guestPodCtrl, err := guestpod.New(ctx, kube, vmis, pods, c)
+	if err != nil {
+		return err
+	}
 	controllers := []namedController{
 		{name: "vmi", run: func(ctx context.Context) error { return vmiCtrl.Run(ctx, o.Workers) }},
+		{name: "guestpod", run: func(ctx context.Context) error { return guestPodCtrl.Run(ctx, o.Workers) }},
 		{name: "node", run: func(ctx context.Context) error { return nodeCtrl.Run(ctx, o.Workers) }},
 		{name: "nodefence", run: func(ctx context.Context) error { return fenceCtrl.Run(ctx, 1) }},
 		{name: "vm", run: func(ctx context.Context) error { return vmCtrl.Run(ctx, o.Workers) }},

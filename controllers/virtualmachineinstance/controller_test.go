@@ -302,7 +302,7 @@ func TestHappyPathWrites(t *testing.T) {
 	step("running", running(false))
 	step("ready", func(p *corev1.Pod) {
 		for i := range p.Status.Conditions {
-			if p.Status.Conditions[i].Type == corev1.PodReady {
+			if p.Status.Conditions[i].Type == corev1.ContainersReady {
 				p.Status.Conditions[i].Status = corev1.ConditionTrue
 			}
 		}

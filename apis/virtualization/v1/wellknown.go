@@ -149,3 +149,10 @@ const (
 	// ReasonFilesystemNotMigratable: a virtiofs file system cannot move.
 	ReasonFilesystemNotMigratable = "VirtIOFSNotLiveMigratable"
 )
+
+// GuestInPodCondition is the readiness gate of every launcher pod: True
+// only on the pod whose QEMU runs the guest of a Running VMI, written by
+// virt-controller (controllers/guestpod). A Service thus sends a guest's
+// traffic to that pod only, never to a migration's target before the
+// switch-over nor to its source after it.
+const GuestInPodCondition = "virtualization.kubevirt.io/guest-in-pod"
