@@ -159,6 +159,14 @@ func (c *Config) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	vmiMigrate, err := virtualmachineinstancemigration.NewMigrateREST(Scheme, vmim, nil)
+	if err != nil {
+		return nil, err
+	}
+	vmMigrate, err := virtualmachineinstancemigration.NewMigrateREST(Scheme, vmim, vm)
+	if err != nil {
+		return nil, err
+	}
 	guests, err := virtualmachineinstance.NewGuestAccess(Scheme, vmi, c.GuestAccess)
 	if err != nil {
 		return nil, err
@@ -189,6 +197,8 @@ func (c *Config) New() (*Server, error) {
 		"virtualmachineinstancereplicasets/scale":  vmirsScale,
 		"virtualmachineinstancemigrations":         vmim,
 		"virtualmachineinstancemigrations/status":  vmimStatus,
+		"virtualmachineinstances/migrate":          vmiMigrate,
+		"virtualmachines/migrate":                  vmMigrate,
 	})
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", virtv1.GroupName, err)

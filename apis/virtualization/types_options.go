@@ -72,3 +72,14 @@ type SoftRebootOptions struct {
 	// DryRun, when present, asks that nothing be changed.
 	DryRun []string
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// MigrateOptions is the body of a PUT to virtualmachineinstances/NAME/migrate
+// or virtualmachines/NAME/migrate.
+type MigrateOptions struct {
+	metav1.TypeMeta
+
+	// DryRun, when present, asks that nothing be changed.
+	DryRun []string
+}

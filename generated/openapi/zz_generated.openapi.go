@@ -463,6 +463,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		virtualizationv1.MemoryInstancetype{}.OpenAPIModelName():                                      schema_virt_apis_virtualization_v1_MemoryInstancetype(ref),
 		virtualizationv1.MemoryPreferenceRequirement{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_MemoryPreferenceRequirement(ref),
 		virtualizationv1.MemoryStatus{}.OpenAPIModelName():                                            schema_virt_apis_virtualization_v1_MemoryStatus(ref),
+		virtualizationv1.MigrateOptions{}.OpenAPIModelName():                                          schema_virt_apis_virtualization_v1_MigrateOptions(ref),
 		virtualizationv1.MultusNetwork{}.OpenAPIModelName():                                           schema_virt_apis_virtualization_v1_MultusNetwork(ref),
 		virtualizationv1.NUMA{}.OpenAPIModelName():                                                    schema_virt_apis_virtualization_v1_NUMA(ref),
 		virtualizationv1.NUMAGuestMappingPassthrough{}.OpenAPIModelName():                             schema_virt_apis_virtualization_v1_NUMAGuestMappingPassthrough(ref),
@@ -22514,6 +22515,52 @@ func schema_virt_apis_virtualization_v1_MemoryStatus(ref common.ReferenceCallbac
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_virt_apis_virtualization_v1_MigrateOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrateOptions is the body of a PUT to virtualmachineinstances/NAME/migrate or virtualmachines/NAME/migrate (KubeVirt's): the server creates a VirtualMachineInstanceMigration of the instance and answers it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when present, asks that nothing be changed. The only value is All: all dry-run stages are processed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

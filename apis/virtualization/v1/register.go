@@ -43,6 +43,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&StopOptions{},
 		&RestartOptions{},
 		&PauseOptions{},
+		&MigrateOptions{},
 		&UnpauseOptions{},
 		&SoftRebootOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},

@@ -99,3 +99,18 @@ type SoftRebootOptions struct {
 	// +listType=atomic
 	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,1,rep,name=dryRun"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// MigrateOptions is the body of a PUT to virtualmachineinstances/NAME/migrate
+// or virtualmachines/NAME/migrate (KubeVirt's): the server creates a
+// VirtualMachineInstanceMigration of the instance and answers it.
+type MigrateOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// DryRun, when present, asks that nothing be changed. The only value
+	// is All: all dry-run stages are processed.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty" protobuf:"bytes,1,rep,name=dryRun"`
+}

@@ -11,6 +11,7 @@ import (
 // +genclient:method=Start,verb=update,subresource=start,input=StartOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
 // +genclient:method=Stop,verb=update,subresource=stop,input=StopOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
 // +genclient:method=Restart,verb=update,subresource=restart,input=RestartOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
+// +genclient:method=Migrate,verb=update,subresource=migrate,input=MigrateOptions,result=VirtualMachineInstanceMigration
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // VirtualMachine keeps a VirtualMachineInstance from its template alive, or

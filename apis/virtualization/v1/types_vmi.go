@@ -11,6 +11,7 @@ import (
 // +genclient:method=Pause,verb=update,subresource=pause,input=PauseOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
 // +genclient:method=Unpause,verb=update,subresource=unpause,input=UnpauseOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
 // +genclient:method=SoftReboot,verb=update,subresource=softreboot,input=SoftRebootOptions,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
+// +genclient:method=Migrate,verb=update,subresource=migrate,input=MigrateOptions,result=VirtualMachineInstanceMigration
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // VirtualMachineInstance is a running virtual machine: one guest, one launcher

@@ -542,6 +542,11 @@ func (in MemoryStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MigrateOptions) OpenAPIModelName() string {
+	return "dev.kubevirt.virt.apis.virtualization.v1.MigrateOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MultusNetwork) OpenAPIModelName() string {
 	return "dev.kubevirt.virt.apis.virtualization.v1.MultusNetwork"
 }

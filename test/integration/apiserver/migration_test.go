@@ -249,3 +249,39 @@ func TestMigrationOwnership(t *testing.T) {
 	_, err = controller.VirtualMachineInstanceMigrations(ns).Update(ctx, m, metav1.UpdateOptions{})
 	refused("the controller relabelling a migration", err, "metadata.labels")
 }
+
+// TestMigrateSubresources: PUT virtualmachineinstances/NAME/migrate and
+// virtualmachines/NAME/migrate create a migration of the instance, checked
+// like any other.
+func TestMigrateSubresources(t *testing.T) {
+	_, c := start(t)
+	admin := c.VirtualizationV1()
+	ctx := t.Context()
+	runOnNode(t, admin, admin, admin, "vm1", "node-a")
+	m, err := admin.VirtualMachineInstances(ns).Migrate(ctx, "vm1", &virtv1.MigrateOptions{}, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("migrate the VMI: %v", err)
+	}
+	if !strings.HasPrefix(m.Name, virtv1.MigrationGenerateNamePrefix) || m.Spec.VMIName != "vm1" {
+		t.Errorf("created %s for %s", m.Name, m.Spec.VMIName)
+	}
+	if _, err := admin.VirtualMachineInstanceMigrations(ns).Get(ctx, m.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the created migration: %v", err)
+	}
+	_, err = admin.VirtualMachineInstances(ns).Migrate(ctx, "vm1", &virtv1.MigrateOptions{}, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), m.Name) {
+		t.Errorf("migrate again: %v, want 422 naming %s", err, m.Name)
+	}
+	_, err = admin.VirtualMachineInstances(ns).Migrate(ctx, "missing", &virtv1.MigrateOptions{}, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("migrate a missing VMI: %v, want 422", err)
+	}
+	_, err = admin.VirtualMachines(ns).Migrate(ctx, "missing", &virtv1.MigrateOptions{}, metav1.UpdateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("migrate a missing VM: %v, want 404", err)
+	}
+	_, err = admin.VirtualMachineInstances(ns).Migrate(ctx, "vm1", &virtv1.MigrateOptions{DryRun: []string{"Some"}}, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("dryRun Some: %v, want 422", err)
+	}
+}

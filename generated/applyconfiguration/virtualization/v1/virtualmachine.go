@@ -88,6 +88,12 @@ func ExtractVirtualMachine(virtualMachine *virtualizationv1.VirtualMachine, fiel
 	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "")
 }
 
+// ExtractVirtualMachineMigrate extracts the applied configuration owned by fieldManager from
+// virtualMachine for the migrate subresource.
+func ExtractVirtualMachineMigrate(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {
+	return ExtractVirtualMachineFrom(virtualMachine, fieldManager, "migrate")
+}
+
 // ExtractVirtualMachineRestart extracts the applied configuration owned by fieldManager from
 // virtualMachine for the restart subresource.
 func ExtractVirtualMachineRestart(virtualMachine *virtualizationv1.VirtualMachine, fieldManager string) (*VirtualMachineApplyConfiguration, error) {

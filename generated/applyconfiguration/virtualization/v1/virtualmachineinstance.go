@@ -94,6 +94,12 @@ func ExtractVirtualMachineInstanceGuestosinfo(virtualMachineInstance *virtualiza
 	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "guestosinfo")
 }
 
+// ExtractVirtualMachineInstanceMigrate extracts the applied configuration owned by fieldManager from
+// virtualMachineInstance for the migrate subresource.
+func ExtractVirtualMachineInstanceMigrate(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {
+	return ExtractVirtualMachineInstanceFrom(virtualMachineInstance, fieldManager, "migrate")
+}
+
 // ExtractVirtualMachineInstancePause extracts the applied configuration owned by fieldManager from
 // virtualMachineInstance for the pause subresource.
 func ExtractVirtualMachineInstancePause(virtualMachineInstance *virtualizationv1.VirtualMachineInstance, fieldManager string) (*VirtualMachineInstanceApplyConfiguration, error) {

@@ -54,6 +54,7 @@ type VirtualMachineInterface interface {
 	Start(ctx context.Context, virtualMachineName string, startOptions *virtualizationv1.StartOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
 	Stop(ctx context.Context, virtualMachineName string, stopOptions *virtualizationv1.StopOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
 	Restart(ctx context.Context, virtualMachineName string, restartOptions *virtualizationv1.RestartOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	Migrate(ctx context.Context, virtualMachineName string, migrateOptions *virtualizationv1.MigrateOptions, opts metav1.UpdateOptions) (*virtualizationv1.VirtualMachineInstanceMigration, error)
 
 	VirtualMachineExpansion
 }
@@ -121,6 +122,22 @@ func (c *virtualMachines) Restart(ctx context.Context, virtualMachineName string
 		SubResource("restart").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(restartOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Migrate takes the top resource name and the representation of a migrateOptions and updates it. Returns the server's representation of the virtualMachineInstanceMigration, and an error, if there is any.
+func (c *virtualMachines) Migrate(ctx context.Context, virtualMachineName string, migrateOptions *virtualizationv1.MigrateOptions, opts metav1.UpdateOptions) (result *virtualizationv1.VirtualMachineInstanceMigration, err error) {
+	result = &virtualizationv1.VirtualMachineInstanceMigration{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachines").
+		Name(virtualMachineName).
+		SubResource("migrate").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(migrateOptions).
 		Do(ctx).
 		Into(result)
 	return

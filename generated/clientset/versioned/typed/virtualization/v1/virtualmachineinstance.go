@@ -55,6 +55,7 @@ type VirtualMachineInstanceInterface interface {
 	Pause(ctx context.Context, virtualMachineInstanceName string, pauseOptions *virtualizationv1.PauseOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
 	Unpause(ctx context.Context, virtualMachineInstanceName string, unpauseOptions *virtualizationv1.UnpauseOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
 	SoftReboot(ctx context.Context, virtualMachineInstanceName string, softRebootOptions *virtualizationv1.SoftRebootOptions, opts metav1.UpdateOptions) (*metav1.Status, error)
+	Migrate(ctx context.Context, virtualMachineInstanceName string, migrateOptions *virtualizationv1.MigrateOptions, opts metav1.UpdateOptions) (*virtualizationv1.VirtualMachineInstanceMigration, error)
 
 	VirtualMachineInstanceExpansion
 }
@@ -139,6 +140,22 @@ func (c *virtualMachineInstances) SoftReboot(ctx context.Context, virtualMachine
 		SubResource("softreboot").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(softRebootOptions).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Migrate takes the top resource name and the representation of a migrateOptions and updates it. Returns the server's representation of the virtualMachineInstanceMigration, and an error, if there is any.
+func (c *virtualMachineInstances) Migrate(ctx context.Context, virtualMachineInstanceName string, migrateOptions *virtualizationv1.MigrateOptions, opts metav1.UpdateOptions) (result *virtualizationv1.VirtualMachineInstanceMigration, err error) {
+	result = &virtualizationv1.VirtualMachineInstanceMigration{}
+	err = c.GetClient().Put().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("virtualmachineinstances").
+		Name(virtualMachineInstanceName).
+		SubResource("migrate").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(migrateOptions).
 		Do(ctx).
 		Into(result)
 	return
