@@ -48,6 +48,7 @@ func NewCommand(invokedAs string, streams genericiooptions.IOStreams) *cobra.Com
 		newVersionCommand(flags, streams),
 	)
 	root.AddCommand(newLifecycleCommands(display, flags, streams)...)
+	root.AddCommand(newMigrateCommands(display, flags, streams)...)
 	return root
 }
 
