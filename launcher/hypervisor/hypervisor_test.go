@@ -201,3 +201,28 @@ func TestQEMUConfNamesSwtpmUserOnlyAsRoot(t *testing.T) {
 		t.Errorf("an unprivileged qemu.conf names a swtpm user:\n%s", conf)
 	}
 }
+
+// Only TCG before QEMU 9.0 loses writes in a live migration; the test
+// driver's hypervisor version (2.0.0) stands in for an old QEMU.
+func TestLiveMigrationLosesWrites(t *testing.T) {
+	c, err := Open("test:///default")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer c.Close()
+	v, err := c.conn.GetVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		domainType string
+		want       bool
+	}{{"kvm", false}, {"test", false}, {"qemu", v < tcgTracksAllWrites}} {
+		if got, err := c.LiveMigrationLosesWrites(tc.domainType); got != tc.want || err != nil {
+			t.Errorf("LiveMigrationLosesWrites(%s) with hypervisor version %d = %v, %v; want %v", tc.domainType, v, got, err, tc.want)
+		}
+	}
+	if v >= tcgTracksAllWrites {
+		t.Errorf("the test driver's hypervisor version %d; want one before QEMU 9.0 so that the check means something", v)
+	}
+}

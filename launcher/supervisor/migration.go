@@ -156,6 +156,12 @@ func (s *Supervisor) Migrate(ctx context.Context, req MigrateRequest) error {
 	if len(disks) > 0 {
 		opts.Disks, opts.DisksURI = disks, req.DisksURI
 	}
+	// Under TCG before QEMU 9.0 a live memory copy loses the guest's last
+	// writes (its kernel's timers and console state came out corrupt at the
+	// target): the memory then moves with the guest paused.
+	if opts.Paused, err = s.conn.LiveMigrationLosesWrites(s.cfg.DomainType); err != nil {
+		return err
+	}
 	var completion time.Duration
 	if req.CompletionTimeoutPerGiB > 0 {
 		gib := float64(memoryBytes(x)+diskBytes) / (1 << 30)
@@ -171,7 +177,7 @@ func (s *Supervisor) Migrate(ctx context.Context, req MigrateRequest) error {
 	s.changed = now
 	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "running"})
 	logger.Info("Migrating domain", "domain", s.name, "migration", req.UID, "dest", req.DestURI, "migrateURI", req.MigrateURI,
-		"disks", disks, "completionTimeout", completion, "progressTimeout", req.ProgressTimeout)
+		"disks", disks, "pausedMemoryCopy", opts.Paused, "completionTimeout", completion, "progressTimeout", req.ProgressTimeout)
 	bg := context.WithoutCancel(ctx)
 	go s.runMigration(bg, job, req.UID, opts)
 	go s.monitorMigration(bg, job, req, completion)

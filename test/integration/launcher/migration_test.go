@@ -57,7 +57,13 @@ func launchPod(t *testing.T, vmi *virtv1.VirtualMachineInstance, podPath string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() && os.Getenv("LAUNCHER_IT_KEEP") != "" {
+			t.Logf("kept pod directory %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	kernelBoot := filepath.Join(dir, "k")
 	if err := os.MkdirAll(kernelBoot, 0o755); err != nil {
 		t.Fatal(err)
@@ -285,22 +291,124 @@ func boots(l *launcher) int {
 	return n
 }
 
-// counterGuest is LAUNCHER_IT_MIGRATION_GUEST: "tick" migrates a guest
-// printing a numbered heartbeat every 100 ms (virt.tick=1), "spew" one
-// printing without end (virt.spew=1), and the counter must continue at the
-// target. By default the guest is quiet and proves it runs on at the target
-// by answering the power button there: under TCG (QEMU 7.2, this loaded
-// 2-core machine) the spewing guest oopsed right after the switch-over in 2
-// of 5 runs (its 8250 interrupt handler or hrtimers jumping to data
-// addresses), and the ticking one printed nothing more at the target for a
-// minute in 1 of 1 (load 25): the guest's timers after a TCG migration are
-// an open question (docs/launcher.md).
-func counterGuest() string { return os.Getenv("LAUNCHER_IT_MIGRATION_GUEST") }
+// counterGuest is LAUNCHER_IT_MIGRATION_GUEST: by default ("tick") the
+// guest prints a numbered heartbeat every 100 ms (virt.tick=1), "spew" one
+// prints without end (virt.spew=1); either counter must continue at the
+// target. "quiet" migrates a guest that prints nothing and proves it runs on
+// at the target only by answering the power button there. Under TCG with a
+// live memory copy (QEMU 7.2 loses the guest's last writes,
+// hypervisor.LiveMigrationLosesWrites) the counting guests showed it: the
+// spewing one oopsed right after the switch-over (its 8250 interrupt
+// handler or hrtimers jumping to data addresses), the ticking one printed
+// nothing more at the target.
+func counterGuest() string {
+	if g := os.Getenv("LAUNCHER_IT_MIGRATION_GUEST"); g != "" {
+		return g
+	}
+	return "tick"
+}
+
+// counterClock notes when the guest's counter lines appear in a pod's
+// serial log, as the host sees them (polled every counterPoll).
+type counterClock struct {
+	mu            sync.Mutex
+	first, last   time.Time
+	firstN, lastN int
+	stop, stopped chan struct{}
+}
+
+const counterPoll = 20 * time.Millisecond
+
+// clockCounter follows l's serial log until the test ends.
+func clockCounter(t *testing.T, l *launcher) *counterClock {
+	c := &counterClock{stop: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(c.stopped)
+		var (
+			off  int64
+			rest []byte
+		)
+		tick := time.NewTicker(counterPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-tick.C:
+			}
+			f, err := os.Open(layout.SerialLog(l.private))
+			if err != nil {
+				continue
+			}
+			if st, err := f.Stat(); err == nil && st.Size() < off {
+				// Rotated (copytruncate): start over.
+				off, rest = 0, nil
+			}
+			b, _ := io.ReadAll(io.NewSectionReader(f, off, 1<<62))
+			f.Close()
+			off += int64(len(b))
+			b = append(rest, b...)
+			end := bytes.LastIndexByte(b, '\n')
+			if end < 0 {
+				rest = b
+				continue
+			}
+			rest = append([]byte(nil), b[end+1:]...)
+			now := time.Now()
+			for _, m := range counterRE.FindAllSubmatch(b[:end+1], -1) {
+				n, _ := strconv.Atoi(string(m[1]))
+				c.mu.Lock()
+				if c.first.IsZero() {
+					c.first, c.firstN = now, n
+				}
+				c.last, c.lastN = now, n
+				c.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(c.close)
+	return c
+}
+
+func (c *counterClock) close() {
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+	<-c.stopped
+}
 
 // waitCounterPast waits for the guest's counter in l's serial log to pass n.
 func waitCounterPast(t *testing.T, l *launcher, n int, timeout time.Duration) {
 	t.Helper()
 	l.waitFor(fmt.Sprintf("the guest's counter past %d", n), timeout, func() bool { return lastCounter(l) > n })
+}
+
+// resumeSlack bounds how long after the switch-over's pause (libvirt's
+// downtime) the host may see no new line of the migrated guest: the
+// heartbeat's period, the polling, the logs' writes. Under TCG with QEMU
+// 7.2 the memory moves paused (hypervisor.LiveMigrationLosesWrites): the
+// downtime is the whole memory copy, 0.4-2.3 s measured on this loaded
+// 2-core machine, and issue 26's 2 s for the whole gap is kept only when
+// the machine has the time (the gap is logged).
+const resumeSlack = time.Second
+
+// kernelFailed reports an oops or a BUG of the guest's kernel in l's
+// serial log.
+func kernelFailed(l *launcher) bool {
+	s := l.serial()
+	return strings.Contains(s, "Oops") || strings.Contains(s, "BUG:") || strings.Contains(s, "general protection")
+}
+
+// contiguous reports whether c counts up by one.
+func contiguous(c []int) bool {
+	for i := 1; i < len(c); i++ {
+		if c[i] != c[i-1]+1 {
+			return false
+		}
+	}
+	return true
 }
 
 func getDomain(t *testing.T, l *launcher) *apiv1.Domain {
@@ -374,11 +482,14 @@ func TestLiveMigration(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Remove(podPath) })
 	var args []string
-	switch counterGuest() {
+	switch g := counterGuest(); g {
 	case "tick":
 		args = []string{"virt.tick=1"}
 	case "spew":
 		args = []string{"virt.spew=1"}
+	case "quiet":
+	default:
+		t.Fatalf("LAUNCHER_IT_MIGRATION_GUEST=%q: want tick, spew or quiet", g)
 	}
 	counting := args != nil
 	vmi := guestVMI("mig", 30, args...)
@@ -500,6 +611,7 @@ func TestLiveMigration(t *testing.T) {
 		tw := watch(t, target.launcher)
 		px := startProxy(t, source, target)
 		before := lastCounter(source.launcher)
+		sourceClock, targetClock := clockCounter(t, source.launcher), clockCounter(t, target.launcher)
 		start := time.Now()
 		if _, err := source.client.Migrate(t.Context(), &apiv1.MigrateRequest{
 			MigrationUid: "m-done", CompletionTimeoutPerGibSeconds: 150, ProgressTimeoutSeconds: 150,
@@ -535,12 +647,32 @@ func TestLiveMigration(t *testing.T) {
 		counter := ""
 		if counting {
 			last := lastCounter(source.launcher)
-			waitCounterPast(t, target.launcher, last+10, 60*time.Second)
+			target.waitFor(fmt.Sprintf("the guest's counter past %d at the target", last+10), 60*time.Second, func() bool {
+				return lastCounter(target.launcher) > last+10 || kernelFailed(target.launcher)
+			})
+			if kernelFailed(target.launcher) {
+				t.Fatalf("the guest's kernel failed at the target:\n%s", target.serial())
+			}
 			first := counters(target.launcher)[0]
 			if last <= before || first <= last-1 || first > last+2 {
 				t.Errorf("the guest's counter: %d before the migration, %d last at the source, %d first at the target; want it to continue", before, last, first)
 			}
-			counter = fmt.Sprintf("; counter %d -> %d", last, first)
+			// The host saw the guest print nothing for gap: the
+			// switch-over's pause and the last line's period.
+			sourceClock.close()
+			targetClock.close()
+			gap := targetClock.first.Sub(sourceClock.last)
+			if max := time.Duration(tm.DowntimeMs)*time.Millisecond + resumeSlack; sourceClock.lastN != last || targetClock.firstN != first || gap > max {
+				t.Errorf("the guest's counter: last %d at the source at %v, first %d at the target %v later; want %d then %d, at most %v apart (downtime %d ms)",
+					sourceClock.lastN, sourceClock.last.Format(time.StampMilli), targetClock.firstN, gap, last, first, max, tm.DowntimeMs)
+			}
+			if c := counters(target.launcher); counterGuest() == "tick" && !contiguous(c) {
+				t.Errorf("the guest's counter at the target skips or repeats: %v", c)
+			}
+			counter = fmt.Sprintf("; counter %d -> %d, %v without a line", last, first, gap.Round(time.Millisecond))
+		}
+		if kernelFailed(target.launcher) {
+			t.Errorf("the guest's kernel failed at the target:\n%s", target.serial())
 		}
 		t.Logf("migration: %v from Migrate to the source's STOPPED/migrated; libvirt's downtime %d ms (source %d ms); %d bytes moved%s; proxied connections %v",
 			total, tm.DowntimeMs, sm.GetDowntimeMs(), sm.GetDataProcessedBytes(), counter, px.connections())
