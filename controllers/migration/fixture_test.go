@@ -279,8 +279,20 @@ func sourcePod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
 	pod.UID = types.UID("src-" + vmi.Name)
 	pod.Spec.NodeName = vmi.Status.NodeName
 	pod.Status.Phase = corev1.PodRunning
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	launcherStarted(pod)
 	return pod
+}
+
+// launcherStarted marks every container of p running and started, as the
+// kubelet does once the launcher's startup probe passed.
+func launcherStarted(p *corev1.Pod) {
+	p.Status.ContainerStatuses = nil
+	for _, c := range p.Spec.Containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Ready: true, Started: ptr.To(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+		})
+	}
 }
 
 func newMigration(name, vmiName string, mutate ...func(*virtv1.VirtualMachineInstanceMigration)) *virtv1.VirtualMachineInstanceMigration {
@@ -317,6 +329,6 @@ func (f *fixture) ready(podName string) {
 	f.t.Helper()
 	p := f.pod(podName)
 	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	launcherStarted(p)
 	f.updatePod(p)
 }

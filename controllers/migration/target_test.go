@@ -32,7 +32,7 @@ func TestExamineTarget(t *testing.T) {
 	ready := func(p *corev1.Pod) {
 		p.Spec.NodeName = "n2"
 		p.Status.Phase = corev1.PodRunning
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		launcherStarted(p)
 	}
 	for _, tt := range []struct {
 		name       string
