@@ -190,7 +190,7 @@ func hostRoute(a Addresses, linkIndex int) *netlink.Route {
 // AddTap creates the guest's tap (TapName), owned by this process's user
 // (raw libvirt runs QEMU as root here), as a port of the bridge.
 func (n *Net) AddTap() error {
-	tap, err := netutil.EnsureTap(n.ns, n.h, TapName, uint32(os.Getuid()), uint32(os.Getgid()))
+	tap, err := netutil.EnsureTap(n.ns, n.h, TapName, uint32(os.Getuid()), uint32(os.Getgid()), false)
 	if err != nil {
 		return fmt.Errorf("plain-tap network: %w", err)
 	}
