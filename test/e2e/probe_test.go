@@ -82,7 +82,14 @@ func TestProbes(t *testing.T) {
 	conns := map[string]*stream.Conn{}
 	vmis := map[string]*virtv1.VirtualMachineInstance{}
 	for _, name := range []string{"probe-a", "probe-b"} {
-		vmi, err := cluster.WaitVMIRunning(ctx, ns, name)
+		// Running, not Ready: the readiness probe's port is served only
+		// once the test says so.
+		vmi, err := cluster.WaitVMI(ctx, ns, name, framework.BootTimeout, "Running", func(v *virtv1.VirtualMachineInstance) (bool, error) {
+			if v.Status.Phase.IsFinal() {
+				return false, fmt.Errorf("VMI %s ended %s (%s)", name, v.Status.Phase, v.Status.Reason)
+			}
+			return v.Status.Phase == virtv1.Running, nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
