@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The private libvirtd of a migration target.
@@ -186,30 +188,25 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig, timeout time.Duration) (
 // waitAnswering waits for the daemon to have initialised its drivers: a
 // connection opens and names its QEMU driver.
 func (d *Daemon) waitAnswering(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	var last error
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		select {
 		case <-d.exited:
-			return fmt.Errorf("private libvirtd exited while starting: %v", d.err)
-		case <-ctx.Done():
-			return ctx.Err()
+			return false, fmt.Errorf("private libvirtd exited while starting: %v", d.err)
 		default:
 		}
 		conn, err := Open(DaemonURI(d.Socket))
 		if err == nil {
 			_, err = conn.conn.GetType()
 			conn.Close()
-			if err == nil {
-				return nil
-			}
 		}
 		last = err
-		if time.Now().After(deadline) {
-			return fmt.Errorf("private libvirtd did not answer within %v: %w", timeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("private libvirtd did not answer within %v: %w", timeout, last)
 	}
+	return err
 }
 
 // Exited is closed when the daemon has exited; Err then says how.

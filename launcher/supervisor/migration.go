@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 	"libvirt.org/go/libvirtxml"
@@ -440,25 +442,24 @@ const incomingStatsWait = 10 * time.Second
 // awaitIncomingStats adds the completed incoming job's statistics to the
 // target's migration once libvirt has them.
 func (s *Supervisor) awaitIncomingStats(ctx context.Context, uid string) {
-	deadline := time.Now().Add(incomingStatsWait)
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, incomingStatsWait, true, func(context.Context) (bool, error) {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		m := s.migration
 		if m == nil || m.MigrationUid != uid || s.final != nil {
-			s.mu.Unlock()
-			return
+			return true, nil
 		}
-		if s.completedStatsLocked(m) {
-			klog.FromContext(ctx).Info("Incoming migration's statistics", "domain", s.name, "migration", uid, "downtimeMs", m.DowntimeMs)
-			s.changed = time.Now()
-			s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "statistics"})
-			s.mu.Unlock()
-			return
+		if !s.completedStatsLocked(m) {
+			return false, nil
 		}
-		s.mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
+		klog.FromContext(ctx).Info("Incoming migration's statistics", "domain", s.name, "migration", uid, "downtimeMs", m.DowntimeMs)
+		s.changed = time.Now()
+		s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "statistics"})
+		return true, nil
+	})
+	if err != nil {
+		klog.FromContext(ctx).Info("libvirt kept no statistics of the incoming migration", "domain", s.name, "migration", uid)
 	}
-	klog.FromContext(ctx).Info("libvirt kept no statistics of the incoming migration", "domain", s.name, "migration", uid)
 }
 
 // agentConnected reports whether the domain's guest agent channel is

@@ -24,6 +24,7 @@ import (
 	"kubevirt.dev/virt/internal/migrationcert"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/podfs"
+	"kubevirt.dev/virt/node/socket"
 )
 
 // ca is a test certificate authority.
@@ -111,13 +112,18 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	for _, k := range Kinds {
-		ln := listenAt(t, filepath.Join(f.target.String(), layout.MigrationDirName), k.Socket())
+		ln, err := socket.Listen(filepath.Join(f.target.String(), layout.MigrationDirName, k.Socket()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
 		go func() {
 			for {
-				c, err := ln.AcceptUnix()
+				conn, err := ln.Accept()
 				if err != nil {
 					return
 				}
+				c := conn.(*net.UnixConn)
 				f.accepted.Add(1)
 				go func() {
 					defer c.Close()
@@ -131,25 +137,6 @@ func newFixture(t *testing.T) *fixture {
 		}()
 	}
 	return f
-}
-
-// listenAt listens on name in dir (a path too long for a socket address,
-// so through the directory's descriptor, as a launcher's relative path
-// would).
-func listenAt(t *testing.T, dir, name string) *net.UnixListener {
-	t.Helper()
-	d, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) + "/" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.SetUnlinkOnClose(false)
-	t.Cleanup(func() { ln.Close() })
-	return ln
 }
 
 // dialSource connects to the source pod's socket of kind, as the source

@@ -29,6 +29,7 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/node/fakelauncher"
 	"kubevirt.dev/virt/node/migrationproxy"
+	"kubevirt.dev/virt/node/socket"
 )
 
 // migrationIdentity is testNode's migration identity from a CA of the
@@ -194,23 +195,18 @@ func listenEcho(t *testing.T, dir, name string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := os.Open(dir)
+	ln, err := socket.Listen(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) + "/" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.SetUnlinkOnClose(false)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
-			c, err := ln.AcceptUnix()
+			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			c := conn.(*net.UnixConn)
 			go func() {
 				defer c.Close()
 				_, _ = io.Copy(c, c)
