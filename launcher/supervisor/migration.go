@@ -106,6 +106,7 @@ func (s *Supervisor) PrepareTarget(ctx context.Context, vmi *virtv1.VirtualMachi
 		return nil, preconditionf("prepare volumes: %v", err)
 	}
 	s.incoming = vmi
+	s.arrived = time.Time{}
 	if m := s.migration; m == nil || m.MigrationUid != uid || m.State != apiv1.MigrationState_MIGRATION_STATE_PREPARED {
 		s.migration = &apiv1.Migration{MigrationUid: uid, Role: RoleTarget, State: apiv1.MigrationState_MIGRATION_STATE_PREPARED}
 		klog.FromContext(ctx).Info("Prepared as migration target", "domain", s.name, "migration", uid)
@@ -393,8 +394,14 @@ func (s *Supervisor) handleMigrationEventLocked(ctx context.Context, e hyperviso
 			logger.Info("Incoming migration started", "domain", s.name, "migration", m.MigrationUid)
 		case e.Type == "resumed" && e.Detail == "postcopy" && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING:
 			m.Mode = ModePostCopy
-		case e.Type == "resumed" && e.Detail == "migrated" && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING:
+		case e.Type == "resumed" && e.Detail == "migrated" && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING && s.arrived.IsZero():
 			s.adoptLocked(ctx)
+		case e.Type == "stopped" && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING && !s.arrived.IsZero():
+			// The guest resumed here and ended before libvirt's
+			// statistics came: the migration completed all the same,
+			// and this is the guest's end.
+			s.completeIncomingLocked(ctx)
+			return false
 		case e.Type == "stopped" && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING:
 			// The incoming guest never resumed here: the migration failed
 			// and the guest runs on at the source. This is no end of
@@ -411,18 +418,14 @@ func (s *Supervisor) handleMigrationEventLocked(ctx context.Context, e hyperviso
 	return false
 }
 
-// adoptLocked makes the arrived guest this launcher's: the migration is
-// COMPLETED (with libvirt's downtime of the incoming job), the NICs are
-// read as a Sync reads them and the guest agent, if the guest's was
-// connected, is asked from here on. s.mu must be held.
+// adoptLocked makes the arrived guest this launcher's: the NICs are read as
+// a Sync reads them and the guest agent, if the guest's was connected, is
+// asked from here on; the migration becomes COMPLETED once libvirt has the
+// incoming job's statistics (completeIncoming). s.mu must be held.
 func (s *Supervisor) adoptLocked(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	m := s.migration
-	m.State = apiv1.MigrationState_MIGRATION_STATE_COMPLETED
-	m.EndTimeUnixNano = time.Now().UnixNano()
-	// libvirt records the incoming job's statistics (the downtime among
-	// them) only as it finishes, after this event.
-	go s.awaitIncomingStats(ctx, m.MigrationUid)
+	s.arrived = time.Now()
 	if s.incoming != nil {
 		if err := s.readInterfaces(s.incoming); err != nil {
 			logger.Error(err, "Reading the arrived domain's interfaces failed", "domain", s.name)
@@ -431,35 +434,50 @@ func (s *Supervisor) adoptLocked(ctx context.Context) {
 	if x, err := s.conn.Domain(s.name); err == nil && agentConnected(x) {
 		s.hooks.AgentConnected(ctx, true)
 	}
-	logger.Info("Incoming migration completed: the guest runs here", "domain", s.name, "migration", m.MigrationUid, "downtimeMs", m.DowntimeMs)
-	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "completed"})
+	logger.Info("Incoming migration resumed the guest here", "domain", s.name, "migration", m.MigrationUid)
+	go s.completeIncoming(ctx, m.MigrationUid)
 }
 
 // incomingStatsWait bounds how long a target waits for libvirt's
-// statistics of the completed incoming job.
-const incomingStatsWait = 10 * time.Second
+// statistics of the incoming job before it says COMPLETED without them.
+// libvirt records them (the downtime among them) as its Finish step ends,
+// a few hundred milliseconds after the guest resumed; the handler's
+// switch-over waits for COMPLETED, so it carries the downtime.
+const incomingStatsWait = 3 * time.Second
 
-// awaitIncomingStats adds the completed incoming job's statistics to the
-// target's migration once libvirt has them.
-func (s *Supervisor) awaitIncomingStats(ctx context.Context, uid string) {
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, incomingStatsWait, true, func(context.Context) (bool, error) {
+// completeIncoming marks the target's migration COMPLETED, with libvirt's
+// statistics of the incoming job once it has them (at most
+// incomingStatsWait after the guest resumed here).
+func (s *Supervisor) completeIncoming(ctx context.Context, uid string) {
+	logger := klog.FromContext(ctx)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, incomingStatsWait, true, func(context.Context) (bool, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		m := s.migration
-		if m == nil || m.MigrationUid != uid || s.final != nil {
+		if m == nil || m.MigrationUid != uid || m.State != apiv1.MigrationState_MIGRATION_STATE_RUNNING {
 			return true, nil
 		}
-		if !s.completedStatsLocked(m) {
-			return false, nil
-		}
-		klog.FromContext(ctx).Info("Incoming migration's statistics", "domain", s.name, "migration", uid, "downtimeMs", m.DowntimeMs)
-		s.changed = time.Now()
-		s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "statistics"})
-		return true, nil
+		return s.completedStatsLocked(m), nil
 	})
 	if err != nil {
-		klog.FromContext(ctx).Info("libvirt kept no statistics of the incoming migration", "domain", s.name, "migration", uid)
+		logger.Info("libvirt kept no statistics of the incoming migration", "domain", s.name, "migration", uid)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.migration; m != nil && m.MigrationUid == uid && m.State == apiv1.MigrationState_MIGRATION_STATE_RUNNING {
+		s.completeIncomingLocked(ctx)
+	}
+}
+
+// completeIncomingLocked marks the target's migration COMPLETED as of the
+// guest's resumption here. s.mu must be held.
+func (s *Supervisor) completeIncomingLocked(ctx context.Context) {
+	m := s.migration
+	m.State = apiv1.MigrationState_MIGRATION_STATE_COMPLETED
+	m.EndTimeUnixNano = s.arrived.UnixNano()
+	s.changed = time.Now()
+	klog.FromContext(ctx).Info("Incoming migration completed: the guest runs here", "domain", s.name, "migration", m.MigrationUid, "downtimeMs", m.DowntimeMs)
+	s.broadcastLocked(&apiv1.DomainEvent{Type: apiv1.EventType_EVENT_TYPE_MIGRATION, Detail: "completed"})
 }
 
 // agentConnected reports whether the domain's guest agent channel is

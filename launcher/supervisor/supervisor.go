@@ -107,8 +107,10 @@ type Supervisor struct {
 	migration *apiv1.Migration
 	job       *migrationJob
 	incoming  *virtv1.VirtualMachineInstance
-	watchers  map[chan *apiv1.DomainEvent]struct{}
-	done      chan struct{}
+	// arrived is when an incoming migration's guest resumed here.
+	arrived  time.Time
+	watchers map[chan *apiv1.DomainEvent]struct{}
+	done     chan struct{}
 }
 
 // New is the supervisor of cfg.VMI's domain on conn. Run must be running

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
+	"time"
 )
 
 // halfCloser is a connection that can end its sending side alone: a unix
@@ -43,12 +45,28 @@ func splice(a, b halfCloser) (aToB, bToA int64) {
 }
 
 // group tracks a side's listeners, open connections and goroutines, so
-// Close ends them all and returns once they ended.
+// Close ends them all and returns once they ended, and drain lets the open
+// connections end by themselves.
 type group struct {
-	mu     sync.Mutex
-	closed bool
-	conns  map[io.Closer]struct{}
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool
+	listeners []io.Closer
+	conns     map[io.Closer]struct{}
+	wg        sync.WaitGroup
+	// connWG counts the goroutines of accepted connections (goConn).
+	connWG sync.WaitGroup
+}
+
+// listen adds listener ln: closed by closeAll, and first by drain; false
+// (and ln closed) when the group was closed already.
+func (g *group) listen(ln io.Closer) bool {
+	if !g.track(ln) {
+		return false
+	}
+	g.mu.Lock()
+	g.listeners = append(g.listeners, ln)
+	g.mu.Unlock()
+	return true
 }
 
 // track adds c to be closed by closeAll; false (and c closed) when the
@@ -82,6 +100,16 @@ func (g *group) go_(fn func()) {
 	}()
 }
 
+// goConn runs fn, the forwarding of one accepted connection, as a tracked
+// goroutine drain waits for.
+func (g *group) goConn(fn func()) {
+	g.connWG.Add(1)
+	g.go_(func() {
+		defer g.connWG.Done()
+		fn()
+	})
+}
+
 // shut closes everything tracked, and everything tracked later, without
 // waiting: the goroutines end as their connections fail.
 func (g *group) shut() {
@@ -99,4 +127,26 @@ func (g *group) shut() {
 func (g *group) closeAll() {
 	g.shut()
 	g.wg.Wait()
+}
+
+// drain closes the listeners, waits up to grace for the open connections
+// to end by themselves, then closes what is left (closeAll).
+func (g *group) drain(grace time.Duration) {
+	g.mu.Lock()
+	listeners := slices.Clone(g.listeners)
+	g.mu.Unlock()
+	for _, ln := range listeners {
+		ln.Close()
+	}
+	ended := make(chan struct{})
+	go func() {
+		g.connWG.Wait()
+		close(ended)
+	}()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-ended:
+	case <-timer.C:
+	}
 }

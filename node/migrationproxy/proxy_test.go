@@ -2,6 +2,7 @@ package migrationproxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"kubevirt.dev/virt/internal/migrationcert"
 	"kubevirt.dev/virt/launcher/layout"
@@ -228,6 +231,97 @@ func TestForward(t *testing.T) {
 			t.Fatalf("goroutines: %d before, %d after Close\n%s", base, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDrain: once the migration ended on the target, an open connection
+// still carries both ways until its ends close it (libvirt's last answers
+// to the source), no new connection reaches the target pod, and Drain
+// returns once the open one ended.
+func TestDrain(t *testing.T) {
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	_, tgt := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
+	open := f.dialSource(t, Libvirt)
+	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
+		t.Fatal(err)
+	}
+	drained := make(chan struct{})
+	go func() {
+		tgt.Drain(time.Minute)
+		close(drained)
+	}()
+	// Drain closes the listeners first; then a new connection fails.
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		before := f.accepted.Load()
+		c := f.dialSource(t, QEMU)
+		_, err := io.ReadFull(c, make([]byte, 1))
+		return err != nil && f.accepted.Load() == before, nil
+	})
+	if err != nil {
+		t.Fatalf("a new connection after Drain: %v", err)
+	}
+	if _, err := open.Write([]byte("finish")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("finish"))
+	if _, err := io.ReadFull(open, got); err != nil || string(got) != "finish" {
+		t.Fatalf("the open connection during Drain: %q, %v", got, err)
+	}
+	select {
+	case <-drained:
+		t.Fatal("Drain returned while a connection was open")
+	default:
+	}
+	_ = open.CloseWrite()
+	if _, err := io.ReadAll(open); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-drained:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Drain did not return once the open connection ended")
+	}
+}
+
+// TestSourceDrain: the source side's Drain removes its sockets at once and
+// carries an open connection until its ends close it.
+func TestSourceDrain(t *testing.T) {
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	src, _ := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
+	open := f.dialSource(t, Libvirt)
+	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
+		t.Fatal(err)
+	}
+	drained := make(chan struct{})
+	go func() {
+		src.Drain(time.Minute)
+		close(drained)
+	}()
+	sock := filepath.Join(f.source.String(), layout.MigrationDirName, Libvirt.Socket())
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := os.Lstat(sock)
+		return errors.Is(err, os.ErrNotExist), nil
+	})
+	if err != nil {
+		t.Fatalf("the source pod's socket during Drain: %v", err)
+	}
+	if _, err := open.Write([]byte("confirm")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("confirm"))
+	if _, err := io.ReadFull(open, got); err != nil || string(got) != "confirm" {
+		t.Fatalf("the open connection during Drain: %q, %v", got, err)
+	}
+	_ = open.CloseWrite()
+	if _, err := io.ReadAll(open); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-drained:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Drain did not return once the open connection ended")
 	}
 }
 

@@ -60,7 +60,7 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 			s.Close()
 			return nil, err
 		}
-		if !s.g.track(ln) {
+		if !s.g.listen(ln) {
 			s.Close()
 			return nil, ctx.Err()
 		}
@@ -81,6 +81,16 @@ func (s *Source) Close() {
 	s.g.closeAll()
 }
 
+// Drain removes the sockets and lets the open connections end by
+// themselves, for at most grace, then closes what is left (Close): once
+// the guest runs on the target, the source's libvirt still finishes its
+// exchange with the target's, and cut off it takes the migration for
+// failed and resumes its own copy of the guest.
+func (s *Source) Drain(grace time.Duration) {
+	s.g.drain(grace)
+	s.Close()
+}
+
 func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, dialer *tls.Dialer, addr string) {
 	logger := klog.FromContext(ctx).WithValues("connection", k.String(), "target", addr)
 	for {
@@ -91,7 +101,7 @@ func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, dialer *
 		if !s.g.track(local) {
 			return
 		}
-		s.g.go_(func() {
+		s.g.goConn(func() {
 			defer s.g.untrack(local)
 			defer local.Close()
 			hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)

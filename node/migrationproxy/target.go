@@ -53,7 +53,7 @@ func ListenTarget(ctx context.Context, cfg TargetConfig) (*Target, error) {
 			t.Close()
 			return nil, fmt.Errorf("listen for the migration's %s connection: %w", k, err)
 		}
-		if !t.g.track(ln) {
+		if !t.g.listen(ln) {
 			t.Close()
 			return nil, ctx.Err()
 		}
@@ -76,6 +76,17 @@ func (t *Target) Close() {
 	t.g.closeAll()
 }
 
+// Drain stops accepting connections and lets the open ones end by
+// themselves, for at most grace, then closes what is left (Close). The
+// migration's end on the target is not its end for the source: libvirt's
+// peer-to-peer protocol still has the target's answer to Finish to carry
+// to the source, and a source that loses it takes the migration for
+// failed and resumes its guest while the target's runs too.
+func (t *Target) Drain(grace time.Duration) {
+	t.g.drain(grace)
+	t.Close()
+}
+
 func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.Config, pod podfs.Dir) {
 	logger := klog.FromContext(ctx).WithValues("connection", k.String())
 	for {
@@ -86,7 +97,7 @@ func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.C
 		if !t.g.track(raw) {
 			return
 		}
-		t.g.go_(func() {
+		t.g.goConn(func() {
 			defer t.g.untrack(raw)
 			defer raw.Close()
 			conn := tls.Server(raw, conf)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -258,8 +259,16 @@ func (c *Controller) switchOver(ctx context.Context, vmi *virtv1.VirtualMachineI
 	return nil
 }
 
-// closeTarget stops key's target proxy; forget also drops the watch of its
-// launcher (a migration that failed: its pod goes away).
+// proxyDrainGrace bounds how long a migration proxy carries its open
+// connections once the migration ended on its side (Drain): libvirt's last
+// exchanges between the two ends take milliseconds to seconds.
+const proxyDrainGrace = time.Minute
+
+// closeTarget stops key's target proxy from accepting connections and lets
+// the open ones end by themselves (Drain, in the background): the source's
+// libvirt still waits for the target's answer when the guest already runs
+// here, and cut off it would resume its own copy. forget also drops the
+// watch of its launcher (a migration that failed: its pod goes away).
 func (c *Controller) closeTarget(key string, forget bool) {
 	c.migrations.mu.Lock()
 	tm := c.migrations.targets[key]
@@ -268,7 +277,7 @@ func (c *Controller) closeTarget(key string, forget bool) {
 	if tm == nil {
 		return
 	}
-	tm.proxy.Close()
+	go tm.proxy.Drain(proxyDrainGrace)
 	if forget {
 		c.monitor.Forget(tm.podUID)
 	}
@@ -436,14 +445,17 @@ func (c *Controller) writeSourceEnd(ctx context.Context, vmi *virtv1.VirtualMach
 	return nil
 }
 
-// closeSource stops key's source proxy.
+// closeSource stops key's source proxy from accepting connections and
+// lets the open ones end by themselves (Drain, in the background): the
+// switch-over moves the VMI off this node while the source's libvirt
+// still finishes its exchange with the target's.
 func (c *Controller) closeSource(key string) {
 	c.migrations.mu.Lock()
 	sm := c.migrations.sources[key]
 	delete(c.migrations.sources, key)
 	c.migrations.mu.Unlock()
 	if sm != nil {
-		sm.proxy.Close()
+		go sm.proxy.Drain(proxyDrainGrace)
 	}
 }
 

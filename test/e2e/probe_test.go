@@ -174,12 +174,22 @@ func TestProbes(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		// kube-proxy programs the node from the EndpointSlice on its own
+		// schedule: wait until 20 requests in a row reach probe-a. A Service
+		// that still sends to probe-b fails about every other request and
+		// never gets there.
 		url := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(probePort)) + "/"
-		for i := range 20 {
+		inARow, last := 0, ""
+		if err := framework.WaitFor(ctx, 30*time.Second, "20 answers in a row from probe-a through the Service", func(ctx context.Context) (bool, error) {
 			body, err := framework.HTTPGet(ctx, url)
 			if err != nil || !strings.Contains(body, "probe-a") {
-				t.Fatalf("request %d through the Service: %q, %v; want probe-a's page", i, body, err)
+				inARow, last = 0, fmt.Sprintf("%q, %v", body, err)
+				return false, nil
 			}
+			inARow++
+			return inARow == 20, nil
+		}); err != nil {
+			t.Fatalf("%v; the last other answer: %s", err, last)
 		}
 	})
 
