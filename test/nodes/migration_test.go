@@ -307,10 +307,11 @@ func TestMigrationLimits(t *testing.T) {
 	if len(nodes) < 3 {
 		t.Fatalf("nodes %v: the test needs three", nodes)
 	}
-	// 4 MiB/s makes each move of a 128 MiB guest take tens of seconds, so
-	// they overlap; the completion timeout (150 s per GiB: 18.75 s here)
-	// is raised to let them finish at that pace.
-	cluster.SetControllerArgs(t, map[string]string{controlPlaneLabel: ""}, "--migration-bandwidth=4Mi", "--migration-completion-timeout-per-gib=1200")
+	// 16 MiB/s makes each move of a 128 MiB guest take several seconds
+	// beside its target pod's start, so the six overlap; the completion
+	// timeout (150 s per GiB: 18.75 s here) is raised so that a loaded
+	// machine finishes them at that pace.
+	cluster.SetControllerArgs(t, map[string]string{controlPlaneLabel: ""}, "--migration-bandwidth=16Mi", "--migration-completion-timeout-per-gib=1200")
 	ns := cluster.Namespace(t)
 	// Started together, spread over the nodes by the scheduler (a soft
 	// anti-affinity, which the targets then ignore where they must).
