@@ -53,6 +53,13 @@ func TestConfigVolumesAndAccessCredentials(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	password := "pw-" + utilrand.String(12)
+	if _, err := core.Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "passwords"},
+		StringData: map[string]string{"debian": password},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := framework.WaitFor(ctx, time.Minute, "the namespace's default service account", func(ctx context.Context) (bool, error) {
 		_, err := core.ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
@@ -90,7 +97,16 @@ runcmd:
 		Source: virtv1.SSHPublicKeyAccessCredentialSource{Secret: &virtv1.AccessCredentialSecretSource{SecretName: "ssh-keys"}},
 		PropagationMethod: virtv1.SSHPublicKeyAccessCredentialPropagationMethod{
 			QemuGuestAgent: &virtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: []string{"debian"}}},
+	}}, {UserPassword: &virtv1.UserPasswordAccessCredential{
+		Source:            virtv1.UserPasswordAccessCredentialSource{Secret: &virtv1.AccessCredentialSecretSource{SecretName: "passwords"}},
+		PropagationMethod: virtv1.UserPasswordAccessCredentialPropagationMethod{QemuGuestAgent: &virtv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}},
 	}}}
+	// Ready only while the guest agent runs the probe's command and it
+	// succeeds: the file exists only once the test creates it.
+	spec.ReadinessProbe = &virtv1.Probe{
+		Handler:       virtv1.Handler{Exec: &corev1.ExecAction{Command: []string{"cat", readyFile}}},
+		PeriodSeconds: 2, FailureThreshold: 1, TimeoutSeconds: 5,
+	}
 	if _, err := cluster.Virt.VirtualizationV1().VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +144,37 @@ echo "configdrive $(sudo blkid -L config-2 >/dev/null && echo found)"`
 		}
 	})
 
+	t.Run("an exec readiness probe runs its command in the guest through the agent", func(t *testing.T) {
+		ready := func(want corev1.ConditionStatus, reason string) {
+			t.Helper()
+			if _, err := cluster.WaitVMI(ctx, ns, vm.Name, 2*time.Minute, fmt.Sprintf("Ready %s %s", want, reason), func(v *virtv1.VirtualMachineInstance) (bool, error) {
+				c := conditionOf(v, virtv1.VirtualMachineInstanceReady)
+				return c != nil && c.Status == want && c.Reason == reason, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ready(corev1.ConditionFalse, "ReadinessProbeFailed")
+		if out, err := sshRun(ctx, ip, signer, "echo ready | sudo tee "+readyFile); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		ready(corev1.ConditionTrue, "")
+	})
+
+	t.Run("a userPassword Secret sets the user's password through the agent", func(t *testing.T) {
+		// The guest checks the password against its own shadow entry
+		// (yescrypt on Debian 12, through libxcrypt).
+		check := `sudo python3 -W ignore -c 'import crypt, spwd, sys; h = spwd.getspnam("debian").sp_pwdp; print("match" if crypt.crypt(sys.argv[1], h) == h else "differs")' ` + password
+		var last string
+		if err := framework.WaitFor(ctx, 2*time.Minute, "the Secret's password in the guest's shadow file", func(ctx context.Context) (bool, error) {
+			out, err := sshRun(ctx, ip, signer, check)
+			last = fmt.Sprintf("%q %v", out, err)
+			return err == nil && out == "match\n", nil
+		}); err != nil {
+			t.Fatalf("%v; the guest said %s", err, last)
+		}
+	})
+
 	t.Run("a key added to the accessCredentials Secret lets ssh in without a restart", func(t *testing.T) {
 		if out, err := sshRunOnce(ctx, ip, later, "true"); err == nil {
 			t.Fatalf("the second key logs in before it is in the Secret (%q)", out)
@@ -162,6 +209,10 @@ echo "configdrive $(sudo blkid -L config-2 >/dev/null && echo found)"`
 		}
 	})
 }
+
+// readyFile is the file the exec readiness probe of
+// TestConfigVolumesAndAccessCredentials reads in the guest.
+const readyFile = "/run/virt-e2e-ready"
 
 // sshRunOnce is sshRun with a single connection attempt: for a key that
 // must not (yet) log in.

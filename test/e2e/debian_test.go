@@ -68,6 +68,8 @@ users:
 runcmd:
   - echo %s > /dev/ttyS0
 `, authorized, marker))
+	// Ready once the guest agent answers.
+	spec.ReadinessProbe = &virtv1.Probe{Handler: virtv1.Handler{GuestAgentPing: &virtv1.GuestAgentPing{}}, PeriodSeconds: 2}
 	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}})
 	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data", Serial: "data",
@@ -86,6 +88,13 @@ runcmd:
 		}
 		if info := vmi.Status.GuestOSInfo; info.ID != "debian" || info.VersionID != "12" || info.KernelRelease == "" {
 			t.Errorf("guestOSInfo = %+v, want Debian 12 with a kernel", info)
+		}
+		// The guestAgentPing readiness probe passes with the agent up.
+		if _, err := cluster.WaitVMI(ctx, ns, vm.Name, time.Minute, "Ready by guestAgentPing", func(v *virtv1.VirtualMachineInstance) (bool, error) {
+			c := conditionOf(v, virtv1.VirtualMachineInstanceReady)
+			return c != nil && c.Status == corev1.ConditionTrue, nil
+		}); err != nil {
+			t.Error(err)
 		}
 	})
 
