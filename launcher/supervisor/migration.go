@@ -47,10 +47,12 @@ const (
 	RoleTarget = "target"
 )
 
-// KubeVirt's MigrationMode values.
+// KubeVirt's MigrationMode values. ModePaused: the memory moves with the
+// guest paused (MigrateOptions.Paused), so its downtime is the whole copy.
 const (
 	ModePreCopy  = "PreCopy"
 	ModePostCopy = "PostCopy"
+	ModePaused   = "Paused"
 )
 
 // MigrateRequest is a source's migration.
@@ -171,9 +173,13 @@ func (s *Supervisor) Migrate(ctx context.Context, req MigrateRequest) error {
 		completion = time.Duration(float64(req.CompletionTimeoutPerGiB) * gib)
 	}
 	now := time.Now()
+	mode := ModePreCopy
+	if opts.Paused {
+		mode = ModePaused
+	}
 	s.migration = &apiv1.Migration{
 		MigrationUid: req.UID, Role: RoleSource, State: apiv1.MigrationState_MIGRATION_STATE_RUNNING,
-		Mode: ModePreCopy, StartTimeUnixNano: now.UnixNano(),
+		Mode: mode, StartTimeUnixNano: now.UnixNano(),
 	}
 	job := &migrationJob{done: make(chan struct{})}
 	s.job = job
