@@ -35,7 +35,7 @@ func platformMove(ctx context.Context, cluster *framework.Cluster, ns string, c 
 	if err != nil {
 		return m, err
 	}
-	before, err := waitTick(ctx, cluster.SerialLogPath(source), settleTicks, 3*time.Minute)
+	before, err := waitSettled(ctx, cluster.SerialLogPath(source), c, 3*time.Minute)
 	if err != nil {
 		return m, err
 	}

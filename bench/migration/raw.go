@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +46,7 @@ type childSpec struct {
 	// the same file.
 	SerialLog string
 	Timeout   time.Duration
+	Case      Case
 }
 
 // IsChild says whether this process is the raw side's libvirt: main (or a
@@ -137,7 +137,7 @@ func moveRaw(ctx context.Context, spec childSpec) (m Move, err error) {
 		_ = src.Destroy(spec.Name)
 		_ = dst.Destroy(spec.Name)
 	}()
-	before, err := waitTick(ctx, spec.SerialLog, settleTicks, 3*time.Minute)
+	before, err := waitSettled(ctx, spec.SerialLog, spec.Case, 3*time.Minute)
 	if err != nil {
 		return m, err
 	}
@@ -197,7 +197,7 @@ func waitStats(ctx context.Context, conn *hypervisor.Conn, name string) (hypervi
 
 // rawMove runs one raw move in a child process as the pods' user and
 // returns what it measured.
-func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout time.Duration, logf func(string, ...any)) (m Move, err error) {
+func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout time.Duration) (m Move, err error) {
 	m = Move{Side: Raw, Case: c}
 	// Short: the domain's QEMU monitor socket lands below it.
 	dir, err := os.MkdirTemp("", "vbm-")
@@ -234,7 +234,9 @@ func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout 
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &out
-	cmd.Stderr = io.MultiWriter(&stderr, prefixed{logf})
+	// libvirt logs its warnings (no /dev/kvm, no D-Bus) there: shown only
+	// when the move fails.
+	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return m, err
@@ -254,7 +256,7 @@ func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout 
 	}
 	got.Case = c
 	if got.Error != "" {
-		return got, errors.New(got.Error)
+		return got, fmt.Errorf("%s (libvirt: %s)", got.Error, lastLine(stderr.String()))
 	}
 	return got, nil
 }
@@ -293,7 +295,7 @@ func rawSpec(dir string, guest startup.Guest, c Case, seq int) (childSpec, error
 	if err != nil {
 		return childSpec{}, err
 	}
-	return childSpec{Dir: dir, Name: d.Name, XML: x, Type: typ, SerialLog: host.SerialLog}, nil
+	return childSpec{Dir: dir, Name: d.Name, XML: x, Type: typ, SerialLog: host.SerialLog, Case: c}, nil
 }
 
 // guestVMI is the test guest of a case: startup's VMI with the case's
@@ -369,16 +371,4 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-// prefixed logs the child's stderr line by line.
-type prefixed struct{ logf func(string, ...any) }
-
-func (p prefixed) Write(b []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if l != "" {
-			p.logf("migration: raw libvirt: %s", l)
-		}
-	}
-	return len(b), nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"kubevirt.dev/virt/bench/namespace"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/test/e2e/framework"
@@ -48,7 +50,10 @@ const Namespace = "bench-migration"
 // round; one guest on the machine at a time. A move that fails is
 // recorded and the next one still runs.
 func Run(ctx context.Context, env Env, o Options) (*Result, error) {
-	res := &Result{Nodes: len(env.Cluster.Nodes()), Paused: true}
+	res := &Result{Paused: true}
+	if nodes, err := env.Cluster.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		res.Nodes = len(nodes.Items)
+	}
 	if o.side(Platform) {
 		if err := namespace.Create(ctx, env.Cluster.Kube, Namespace); err != nil {
 			return nil, err
@@ -73,7 +78,7 @@ func Run(ctx context.Context, env Env, o Options) (*Result, error) {
 				var m Move
 				var err error
 				if side == Raw {
-					m, err = rawMove(ctx, env.Guest, c, seq, o.Timeout, env.Logf)
+					m, err = rawMove(ctx, env.Guest, c, seq, o.Timeout)
 				} else {
 					mctx, cancel := context.WithTimeout(ctx, o.Timeout)
 					m, err = platformMove(mctx, env.Cluster, Namespace, c, seq, o.Timeout)

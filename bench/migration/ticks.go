@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -43,4 +44,26 @@ func waitTick(ctx context.Context, path string, n int, timeout time.Duration) (i
 		return last, fmt.Errorf("no heartbeat above %d in %s within %s (last %d): %w", n, path, timeout, last, err)
 	}
 	return last, nil
+}
+
+// DirtyMarker is what the test guest prints once its dirtying loop
+// (virt.dirty=N) has written all N MiB once: before it, the memory to move
+// is not there yet.
+const DirtyMarker = "VIRT-GUEST-DIRTY "
+
+// waitSettled waits until the guest of case c, whose serial log is at
+// path, is ready to be moved: its heartbeat past settleTicks and, dirtying,
+// its N MiB written. It returns the last heartbeat.
+func waitSettled(ctx context.Context, path string, c Case, timeout time.Duration) (int, error) {
+	if c.DirtyMiB > 0 {
+		want := fmt.Sprintf("%s%d", DirtyMarker, c.DirtyMiB)
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+			b, err := os.ReadFile(path)
+			return err == nil && bytes.Contains(b, []byte(want)), nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("no %q in %s within %s: %w", want, path, timeout, err)
+		}
+	}
+	return waitTick(ctx, path, settleTicks, timeout)
 }
