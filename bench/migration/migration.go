@@ -59,8 +59,12 @@ type Move struct {
 	// DataMiB is what libvirt moved (raw only).
 	DataMiB float64 `json:",omitempty"`
 	// Paused says the memory was copied with the guest paused (no
-	// VIR_MIGRATE_LIVE, hypervisor.LiveMigrationLosesWrites).
+	// VIR_MIGRATE_LIVE, hypervisor.LiveMigrationLosesWrites): raw
+	// libvirt's own decision; the platform's as its migration state's mode
+	// says.
 	Paused bool
+	// Mode is the platform's status.migrationState.mode.
+	Mode string `json:",omitempty"`
 	// TicksAfter: the guest's heartbeat went on at the target.
 	TicksAfter bool
 	// Error says why the move did not complete.
@@ -73,12 +77,26 @@ func (m Move) OK() bool { return m.Error == "" }
 // Result is what the part measured.
 type Result struct {
 	Moves []Move
-	// Paused: every move copied the memory with the guest paused.
-	Paused bool
 	// Nodes is how many nodes the cluster had (a single node migrates
 	// within it).
 	Nodes int
 	Notes []string `json:",omitempty"`
+}
+
+// RawPaused says raw libvirt copied the memory with the guest paused in
+// every move that completed, as the platform's source launcher decides on
+// the same machine with the same function (hypervisor.LiveMigrationLosesWrites).
+func (r *Result) RawPaused() bool {
+	n := 0
+	for _, m := range r.Moves {
+		if m.Side == Raw && m.OK() {
+			if !m.Paused {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // Pair is the platform's and raw libvirt's moves of one case.

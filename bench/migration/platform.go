@@ -70,6 +70,7 @@ func platformMove(ctx context.Context, cluster *framework.Cluster, ns string, c 
 		return m, fmt.Errorf("migration %s succeeded without a downtime in its migration state", created.Name)
 	}
 	m.Downtime = time.Duration(ms.DowntimeMilliseconds) * time.Millisecond
+	m.Mode = string(ms.Mode)
 	m.Paused = ms.Mode == virtv1.MigrationPaused
 	target, err := cluster.Kube.CoreV1().Pods(ns).Get(ctx, ms.TargetPod, metav1.GetOptions{})
 	if err != nil {
