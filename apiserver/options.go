@@ -59,6 +59,9 @@ type Options struct {
 	// name, in any namespace): with NodeRestricted, who the ownership rule
 	// holds to their rows (apiserver/admission/fieldownership).
 	ControllerServiceAccounts []string
+	// EvictionWebhookCallers may call the pods/eviction webhook; empty,
+	// anyone (eviction.New).
+	EvictionWebhookCallers []string
 	// GuestAccess says how the guests' consoles, VNC and actions reach the
 	// virt-handlers (docs/guest-access.md).
 	GuestAccess *guestaccess.Options
@@ -96,8 +99,10 @@ func NewOptions() *Options {
 		StoreQuotaCheckInterval:   time.Minute,
 	}
 	// The kube-apiserver calls admission webhooks without credentials
-	// (anonymous here); what the eviction webhook can do for any caller is
-	// in docs/security.md.
+	// unless its AdmissionConfiguration gives it some, and then as a user
+	// no RBAC role names by default: the webhook checks its callers itself
+	// (--eviction-webhook-callers). What it does for any caller is in
+	// docs/security.md.
 	o.Recommended.Authorization.AlwaysAllowPaths = append(o.Recommended.Authorization.AlwaysAllowPaths, eviction.Path)
 	// The plugin reads the user list when the chain is built, after flags.
 	o.Recommended.Admission.Plugins.Register(noderestriction.PluginName, func(io.Reader) (admission.Interface, error) {
@@ -167,6 +172,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Further users restricted like --node-restricted-service-accounts.")
 	fs.StringSliceVar(&o.ControllerServiceAccounts, "controller-service-accounts", o.ControllerServiceAccounts,
 		"Names of virt-controller's service accounts, in any namespace, whose writes of VMIs and VMs must stay in the controllers' fields and phases (docs/ownership.md). The node daemons are --node-restricted-service-accounts.")
+	fs.StringSliceVar(&o.EvictionWebhookCallers, "eviction-webhook-callers", o.EvictionWebhookCallers,
+		"User names that may call the pods/eviction webhook: the kube-apiserver's identity from the kubeconfig of its AdmissionConfiguration (WebhookAdmissionConfiguration.kubeConfigFile). Others get 403. Empty: any caller, as the kube-apiserver calls webhooks without credentials by default (docs/security.md).")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate made when no --tls-cert-file is given.")
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,

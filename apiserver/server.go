@@ -53,6 +53,9 @@ type Config struct {
 	// GuestAccess reaches the virt-handlers for the guests' consoles, VNC
 	// and actions.
 	GuestAccess *guestaccess.Handlers
+	// EvictionWebhookCallers may call the pods/eviction webhook; empty,
+	// anyone.
+	EvictionWebhookCallers []string
 }
 
 // Server is a virt-apiserver ready to run.
@@ -122,7 +125,7 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{Generic: c, GuestAccess: handlers}, nil
+	return &Config{Generic: c, GuestAccess: handlers, EvictionWebhookCallers: o.EvictionWebhookCallers}, nil
 }
 
 // New builds the server and installs virtualization.kubevirt.io/v1.
@@ -235,7 +238,7 @@ func (c *Config) serveEvictionWebhook(generic *genericapiserver.GenericAPIServer
 	pods := func(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 		return kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
-	generic.Handler.NonGoRestfulMux.Handle(eviction.Path, eviction.New(pods, eviction.Store{Status: vmiStatus, Scheme: Scheme}))
+	generic.Handler.NonGoRestfulMux.Handle(eviction.Path, eviction.New(pods, eviction.Store{Status: vmiStatus, Scheme: Scheme}, c.EvictionWebhookCallers...))
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
@@ -211,5 +213,42 @@ func TestHandlerRefusesNonReviews(t *testing.T) {
 		if rec.Code == http.StatusOK {
 			t.Errorf("%s %s answered 200", r.Method, r.URL)
 		}
+	}
+}
+
+// TestHandlerCallers: with callers set, only those users reach the
+// decision; anyone else, authenticated or not, gets 403 and marks nothing.
+func TestHandlerCallers(t *testing.T) {
+	pod := launcherPod()
+	getPod := func(context.Context, string, string) (*corev1.Pod, error) { return pod.DeepCopy(), nil }
+	vmis := &fakeVMIs{vmi: runningVMI(virtv1.EvictionStrategyLiveMigrate, corev1.ConditionTrue)}
+	h := New(getPod, vmis, "kube-apiserver-webhook-client")
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: evictionRequest(pod.Name, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		user user.Info
+		want int
+	}{
+		{"unauthenticated", nil, http.StatusForbidden},
+		{"anonymous", &user.DefaultInfo{Name: user.Anonymous}, http.StatusForbidden},
+		{"another user", &user.DefaultInfo{Name: "mallory", Groups: []string{user.SystemPrivilegedGroup}}, http.StatusForbidden},
+		{"the kube-apiserver", &user.DefaultInfo{Name: "kube-apiserver-webhook-client"}, http.StatusOK},
+	} {
+		r := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+		if tc.user != nil {
+			r = r.WithContext(request.WithUser(r.Context(), tc.user))
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.want {
+			t.Errorf("%s: HTTP %d (%s), want %d", tc.name, rec.Code, strings.TrimSpace(rec.Body.String()), tc.want)
+		}
+	}
+	if len(vmis.marks) != 1 {
+		t.Errorf("marks %v, want one (the kube-apiserver's request only)", vmis.marks)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
@@ -37,15 +39,32 @@ type VMIs interface {
 type Handler struct {
 	pods Pods
 	vmis VMIs
+	// callers are the users who may call it; empty, anyone.
+	callers sets.Set[string]
 }
 
-// New returns the webhook's handler.
-func New(pods Pods, vmis VMIs) *Handler {
-	return &Handler{pods: pods, vmis: vmis}
+// New returns the webhook's handler. callers are the user names the
+// kube-apiserver authenticates as when it calls webhooks (its
+// AdmissionConfiguration's kubeconfig); a request of anyone else is refused
+// with 403. Without callers anyone who reaches the server may call it
+// (docs/security.md says what that allows).
+func New(pods Pods, vmis VMIs, callers ...string) *Handler {
+	return &Handler{pods: pods, vmis: vmis, callers: sets.New(callers...)}
 }
 
 // ServeHTTP answers one AdmissionReview.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.callers.Len() > 0 {
+		u, ok := request.UserFrom(r.Context())
+		if !ok || !h.callers.Has(u.GetName()) {
+			name := "an unauthenticated caller"
+			if ok {
+				name = fmt.Sprintf("user %q", u.GetName())
+			}
+			http.Error(w, fmt.Sprintf("%s may not call the eviction webhook: only %v (virt-apiserver's --eviction-webhook-callers)", name, sets.List(h.callers)), http.StatusForbidden)
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
 		return

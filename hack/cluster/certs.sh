@@ -104,6 +104,10 @@ cert controller-manager ca "/CN=system:kube-controller-manager" clientAuth
 cert scheduler ca "/CN=system:kube-scheduler" clientAuth
 cert kube-proxy ca "/CN=system:kube-proxy" clientAuth
 cert kubelet ca "/O=system:nodes/CN=system:node:${NODE_NAME}" clientAuth
+# The kube-apiserver's identity when it calls admission webhooks (its
+# AdmissionConfiguration, configs.sh): virt-apiserver's eviction webhook
+# answers only this user (--eviction-webhook-callers, deploy.sh).
+cert kube-apiserver-webhook-client ca "/CN=kube-apiserver-webhook-client" clientAuth
 cert virt-apiserver virt-apiserver-ca "/CN=virt-apiserver.virt-system.svc" serverAuth \
   "DNS:virt-apiserver.virt-system.svc,DNS:virt-apiserver.virt-system.svc.cluster.local,DNS:virt-apiserver.virt-system,DNS:virt-apiserver"
 
@@ -141,6 +145,15 @@ fi
 chmod 600 "${PKI}"/*.key
 
 kubeconfig admin admin
+# The webhooks' credentials, by the host the kube-apiserver calls: no
+# cluster or context, only the user entry named by the Service's DNS name.
+if [ ! -s "${KUBECONFIGS}/webhook-client.kubeconfig" ]; then
+  "${KUBE_BIN}/kubectl" --kubeconfig "${KUBECONFIGS}/webhook-client.kubeconfig.tmp" config set-credentials \
+    virt-apiserver.virt-system.svc --client-certificate="${PKI}/kube-apiserver-webhook-client.crt" \
+    --client-key="${PKI}/kube-apiserver-webhook-client.key" --embed-certs >/dev/null
+  chmod 600 "${KUBECONFIGS}/webhook-client.kubeconfig.tmp"
+  mv "${KUBECONFIGS}/webhook-client.kubeconfig.tmp" "${KUBECONFIGS}/webhook-client.kubeconfig"
+fi
 kubeconfig controller-manager controller-manager
 kubeconfig scheduler scheduler
 kubeconfig kube-proxy kube-proxy

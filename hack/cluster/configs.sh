@@ -16,6 +16,22 @@ log-level: warn
 EOF
 }
 
+# The kube-apiserver's admission configuration: the credentials it calls
+# webhooks with, by the webhook's host (virt-apiserver's eviction webhook,
+# which answers only that identity: docs/security.md).
+admission_config() {
+  write_file "${CONFIG_DIR}/admission.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+  - name: ValidatingAdmissionWebhook
+    configuration:
+      apiVersion: apiserver.config.k8s.io/v1
+      kind: WebhookAdmissionConfiguration
+      kubeConfigFile: ${KUBECONFIGS}/webhook-client.kubeconfig
+EOF
+}
+
 containerd_config() {
   write_file "${CONFIG_DIR}/containerd.toml" <<EOF
 version = 2

@@ -172,6 +172,10 @@ patches:
   - target: {kind: ValidatingWebhookConfiguration, name: virt-launcher-eviction}
     patch: |
       - {op: add, path: /webhooks/0/clientConfig/caBundle, value: $(base64 -w0 "${PKI}/virt-apiserver-ca.crt")}
+  # The kube-apiserver calls webhooks as this user (certs.sh, configs.sh).
+  - target: {kind: Deployment, name: virt-apiserver}
+    patch: |
+      - {op: add, path: /spec/template/spec/containers/0/args/-, value: --eviction-webhook-callers=kube-apiserver-webhook-client}
 EOF
   if [ "${mode}" = embedded ]; then
     cat <<EOF

@@ -99,7 +99,7 @@ chmod 700 "${VIRT_STATE}/etcd"
 ensure etcd "$(changed etcd_config)" 30 etcd_healthy \
   "${KUBE_BIN}/etcd" --config-file="${CONFIG_DIR}/etcd.yaml"
 
-ensure kube-apiserver 0 90 apiserver_ready \
+ensure kube-apiserver "$(changed admission_config)" 90 apiserver_ready \
   "${KUBE_BIN}/kube-apiserver" \
   --bind-address="${HOST_IP}" --advertise-address="${HOST_IP}" --secure-port="${APISERVER_PORT}" \
   --etcd-servers="${ETCD_CLIENT_URL}" \
@@ -119,7 +119,8 @@ ensure kube-apiserver 0 90 apiserver_ready \
   --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --proxy-client-cert-file="${PKI}/front-proxy-client.crt" \
   --proxy-client-key-file="${PKI}/front-proxy-client.key" \
-  --enable-aggregator-routing=true
+  --enable-aggregator-routing=true \
+  --admission-control-config-file="${CONFIG_DIR}/admission.yaml"
 
 ensure kube-controller-manager 0 30 kcm_healthy \
   "${KUBE_BIN}/kube-controller-manager" \

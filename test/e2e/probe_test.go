@@ -61,10 +61,11 @@ func TestProbes(t *testing.T) {
 	})
 	vm("probe-b", func(s *virtv1.VirtualMachineInstanceSpec) {
 		// 8080 is served from boot on; the guest's boot, after the
-		// launcher started, fits into 18 failures.
+		// launcher started, fits into the initial delay and 5 failures
+		// (70 s); a guest that stops serving fails within 10 s.
 		s.LivenessProbe = &virtv1.Probe{
-			Handler:       virtv1.Handler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
-			PeriodSeconds: 5, FailureThreshold: 18,
+			Handler:             virtv1.Handler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+			InitialDelaySeconds: 60, PeriodSeconds: 2, FailureThreshold: 5,
 		}
 	})
 	svc, err := cluster.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
