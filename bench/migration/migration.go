@@ -65,10 +65,20 @@ type Move struct {
 	Paused bool
 	// Mode is the platform's status.migrationState.mode.
 	Mode string `json:",omitempty"`
+	// Phases are when the platform's migration object was first seen in
+	// each phase (the watch), from before its creation, in order: where
+	// the platform's time goes.
+	Phases []Phase `json:",omitempty"`
 	// TicksAfter: the guest's heartbeat went on at the target.
 	TicksAfter bool
 	// Error says why the move did not complete.
 	Error string `json:",omitempty"`
+}
+
+// Phase is a migration phase and when the watch first saw it.
+type Phase struct {
+	Phase string
+	At    time.Duration
 }
 
 // OK says the move completed.

@@ -1,8 +1,15 @@
 package migration
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
 func TestPairsAndVerdicts(t *testing.T) {
@@ -29,5 +36,34 @@ func TestPairsAndVerdicts(t *testing.T) {
 	only := Result{Moves: []Move{{Side: Raw, Case: small, Total: time.Second, Downtime: time.Millisecond}}}
 	if _, _, ok := only.Pairs()[0].Verdict(); ok {
 		t.Error("a case with one side measured has a verdict")
+	}
+}
+
+func TestWaitEndedRecordsPhases(t *testing.T) {
+	w := watch.NewFake()
+	mig := func(name string, p virtv1.VirtualMachineInstanceMigrationPhase) *virtv1.VirtualMachineInstanceMigration {
+		return &virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: virtv1.VirtualMachineInstanceMigrationStatus{Phase: p}}
+	}
+	go func() {
+		w.Add(mig("m", ""))
+		w.Modify(mig("other", virtv1.MigrationFailed))
+		w.Modify(mig("m", virtv1.MigrationPending))
+		w.Modify(mig("m", virtv1.MigrationPending))
+		w.Modify(mig("m", virtv1.MigrationRunning))
+		w.Modify(mig("m", virtv1.MigrationSucceeded))
+	}()
+	var seen []string
+	got, err := waitEnded(context.Background(), w, "m", time.Minute, func(p string) { seen = append(seen, p) })
+	if err != nil || got.Status.Phase != virtv1.MigrationSucceeded {
+		t.Fatalf("waitEnded = %v, %v", got, err)
+	}
+	if want := []string{"(none)", "Pending", "Running", "Succeeded"}; !slices.Equal(seen, want) {
+		t.Errorf("phases %v, want %v", seen, want)
+	}
+	w2 := watch.NewFake()
+	go w2.Delete(mig("m", virtv1.MigrationRunning))
+	if _, err := waitEnded(context.Background(), w2, "m", time.Minute, func(string) {}); err == nil {
+		t.Error("a deleted migration ended well")
 	}
 }

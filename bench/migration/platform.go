@@ -51,7 +51,9 @@ func platformMove(ctx context.Context, cluster *framework.Cluster, ns string, c 
 	if err != nil {
 		return m, err
 	}
-	ended, err := waitEnded(ctx, w, created.Name, timeout)
+	ended, err := waitEnded(ctx, w, created.Name, timeout, func(phase string) {
+		m.Phases = append(m.Phases, Phase{Phase: phase, At: time.Since(start)})
+	})
 	m.Total = time.Since(start)
 	if err != nil {
 		return m, err
@@ -83,9 +85,11 @@ func platformMove(ctx context.Context, cluster *framework.Cluster, ns string, c 
 	return m, nil
 }
 
-// waitEnded reads the migrations' watch until name is Succeeded or Failed.
-func waitEnded(ctx context.Context, w watch.Interface, name string, timeout time.Duration) (*virtv1.VirtualMachineInstanceMigration, error) {
+// waitEnded reads the migrations' watch until name is Succeeded or Failed,
+// and calls seen with each phase the first time it shows.
+func waitEnded(ctx context.Context, w watch.Interface, name string, timeout time.Duration, seen func(phase string)) (*virtv1.VirtualMachineInstanceMigration, error) {
 	deadline := time.After(timeout)
+	last := virtv1.VirtualMachineInstanceMigrationPhase("-")
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,6 +106,13 @@ func waitEnded(ctx context.Context, w watch.Interface, name string, timeout time
 			}
 			if ev.Type == watch.Deleted {
 				return nil, fmt.Errorf("migration %s deleted before it ended", name)
+			}
+			if p := mig.Status.Phase; p != last {
+				last = p
+				if p == "" {
+					p = "(none)"
+				}
+				seen(string(p))
 			}
 			if mig.Status.Phase.Final() {
 				return mig, nil

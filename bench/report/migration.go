@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"kubevirt.dev/virt/bench/migration"
@@ -44,6 +45,20 @@ func writeMigration(w func(string, ...any), r *Results) {
 			durRatio(p.Platform.Downtime, p.Raw.Downtime), passFail(d))
 	}
 	w("\n")
+	var phases []string
+	for _, x := range m.Moves {
+		if x.Side != migration.Platform || len(x.Phases) == 0 {
+			continue
+		}
+		var steps []string
+		for _, p := range x.Phases {
+			steps = append(steps, fmt.Sprintf("%s %s", p.Phase, secs3(p.At)))
+		}
+		phases = append(phases, fmt.Sprintf("- %s: %s", x.Case.Name(), strings.Join(steps, ", ")))
+	}
+	if len(phases) > 0 {
+		w("Where the platform's time went: each phase of the migration object as the watch first saw it, seconds after its creation was sent:\n\n%s\n\n", strings.Join(phases, "\n"))
+	}
 	for _, note := range m.Notes {
 		w("- %s\n", note)
 	}
