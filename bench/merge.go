@@ -43,6 +43,8 @@ func merge(base, run *report.Results) {
 			base.Network = run.Network
 		case "debian":
 			base.Debian = run.Debian
+		case "migration":
+			base.Migration = run.Migration
 		}
 		base.Failures = slices.DeleteFunc(base.Failures, func(f report.Failure) bool { return f.Part == p })
 		if !slices.Contains(base.Parts, p) {

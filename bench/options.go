@@ -14,7 +14,8 @@ import (
 // Options of a run. The defaults finish in under 30 minutes on the
 // project's 2-core machine.
 type Options struct {
-	// Parts to run: api, start, writes, launcher, console, network, debian.
+	// Parts to run: api, start, writes, launcher, console, network, debian,
+	// migration.
 	Parts []string
 	// Output is the markdown report; the chart goes beside it (.png) and
 	// the raw results too (.json).
@@ -47,6 +48,10 @@ type Options struct {
 	DebianRuns    int
 	DebianTimeout time.Duration
 
+	MigrationRuns    int
+	MigrationTimeout time.Duration
+	MigrationSides   []string
+
 	ProfileDir      string
 	ProfileClients  int
 	ProfileDuration time.Duration
@@ -58,7 +63,7 @@ type Options struct {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network", "debian"}, "parts to run")
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network", "debian", "migration"}, "parts to run")
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
 	fs.StringVar(&o.Merge, "merge", "", "results file of an earlier run (e.g. docs/performance.json) to merge this run's parts into: the report keeps its other parts and says when the merged ones were measured")
@@ -81,6 +86,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.NetworkRequests, "network-requests", 200, "small requests timed per network path, each on a fresh connection, alternating between the paths")
 	fs.IntVar(&o.DebianRuns, "debian-runs", 2, "boots of the Debian guest to its first SSH login per side (a VMI, raw libvirt), alternating between the sides, one guest at a time (about 1-2 min each under software emulation)")
 	fs.DurationVar(&o.DebianTimeout, "debian-timeout", 5*time.Minute, "how long one Debian guest may take from its POST or define to its first SSH login")
+	fs.IntVar(&o.MigrationRuns, "migration-runs", 1, "migrations of each guest (128 and 512 MiB, idle and dirtying) per side (the platform, raw libvirt), raw libvirt first in each round, one guest at a time")
+	fs.DurationVar(&o.MigrationTimeout, "migration-timeout", 5*time.Minute, "how long one migration may take from the guest's start to its heartbeat at the target")
+	fs.StringSliceVar(&o.MigrationSides, "migration-sides", []string{"platform", "raw"}, "sides the migration part measures (platform, raw; both for the targets)")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
@@ -90,7 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	for _, p := range o.Parts {
 		switch p {
-		case "api", "start", "writes", "launcher", "console", "network", "debian":
+		case "api", "start", "writes", "launcher", "console", "network", "debian", "migration":
 		default:
 			return fmt.Errorf("--parts: unknown part %q", p)
 		}
@@ -126,6 +134,17 @@ func (o *Options) Validate() error {
 	if o.DebianTimeout <= 0 || o.DebianTimeout > 30*time.Minute {
 		return fmt.Errorf("--debian-timeout must be in (0, 30m]")
 	}
+	if o.MigrationRuns <= 0 || o.MigrationRuns > 20 {
+		return fmt.Errorf("--migration-runs must be in (0, 20]")
+	}
+	if o.MigrationTimeout <= 0 || o.MigrationTimeout > 30*time.Minute {
+		return fmt.Errorf("--migration-timeout must be in (0, 30m]")
+	}
+	for _, s := range o.MigrationSides {
+		if s != "platform" && s != "raw" {
+			return fmt.Errorf("--migration-sides: unknown side %q (platform, raw)", s)
+		}
+	}
 	if o.Merge != "" && o.FromJSON != "" {
 		return fmt.Errorf("--merge measures and --from-json does not: give one")
 	}
@@ -134,10 +153,10 @@ func (o *Options) Validate() error {
 
 // String is the options that shape the measurements, for the report.
 func (o *Options) String() string {
-	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d --debian-runs=%d --debian-timeout=%s",
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d --debian-runs=%d --debian-timeout=%s --migration-runs=%d --migration-timeout=%s --migration-sides=%s",
 		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
 		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks,
-		o.NetworkDownloads, o.NetworkRequests, o.DebianRuns, o.DebianTimeout)
+		o.NetworkDownloads, o.NetworkRequests, o.DebianRuns, o.DebianTimeout, o.MigrationRuns, o.MigrationTimeout, strings.Join(o.MigrationSides, ","))
 }
 
 func ints(v []int) string {

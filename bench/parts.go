@@ -16,6 +16,7 @@ import (
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/debian"
 	"kubevirt.dev/virt/bench/endpoint"
+	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/namespace"
 	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
@@ -136,6 +137,22 @@ func runDebian(ctx context.Context, cluster *framework.Cluster, o Options) (*deb
 		Kube: cluster.Kube, Virt: cluster.Virt,
 		VMFile: filepath.Join(cluster.Root, "artifacts", "examples", "vm-debian.yaml"), Image: image, Logf: logf,
 	}, debian.Options{Runs: o.DebianRuns, Timeout: o.DebianTimeout})
+}
+
+// runMigration is part 8, live migration: the test guest moved by a
+// VirtualMachineInstanceMigration against the same domain moved peer to
+// peer between two libvirts on this machine.
+func runMigration(ctx context.Context, cluster *framework.Cluster, o Options) (*migration.Result, error) {
+	guest, err := buildGuest(ctx, cluster.Root)
+	if err != nil {
+		return nil, err
+	}
+	var sides []string
+	for _, s := range o.MigrationSides {
+		sides = append(sides, map[string]string{"platform": migration.Platform, "raw": migration.Raw}[s])
+	}
+	return migration.Run(ctx, migration.Env{Cluster: cluster, Guest: guest, Logf: logf},
+		migration.Options{Runs: o.MigrationRuns, Timeout: o.MigrationTimeout, Sides: sides})
 }
 
 // buildDebianImage runs hack/build-debian-image.sh (instant when built)

@@ -149,6 +149,12 @@ func measure(ctx context.Context, cluster *framework.Cluster, o Options, res *re
 			fail("debian", err)
 		}
 	}
+	if o.has("migration") && ctx.Err() == nil {
+		logf("part 8: live migration against raw libvirt peer to peer")
+		if res.Migration, err = runMigration(ctx, cluster, o); err != nil {
+			fail("migration", err)
+		}
+	}
 	return failures, nil
 }
 

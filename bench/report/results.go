@@ -7,6 +7,7 @@ import (
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/debian"
 	"kubevirt.dev/virt/bench/machine"
+	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
 	"kubevirt.dev/virt/bench/startup"
@@ -20,16 +21,17 @@ type Results struct {
 	Elapsed time.Duration
 	Parts   []string
 	// Flags are the options the run was made with.
-	Flags    string `json:",omitempty"`
-	Machine  machine.Machine
-	API      *apipath.Result    `json:",omitempty"`
-	Start    *startup.Result    `json:",omitempty"`
-	Writes   *writecount.Result `json:",omitempty"`
-	Launcher *overhead.Result   `json:",omitempty"`
-	Console  *console.Result    `json:",omitempty"`
-	Network  *network.Result    `json:",omitempty"`
-	Debian   *debian.Result     `json:",omitempty"`
-	Failures []Failure          `json:",omitempty"`
+	Flags     string `json:",omitempty"`
+	Machine   machine.Machine
+	API       *apipath.Result    `json:",omitempty"`
+	Start     *startup.Result    `json:",omitempty"`
+	Writes    *writecount.Result `json:",omitempty"`
+	Launcher  *overhead.Result   `json:",omitempty"`
+	Console   *console.Result    `json:",omitempty"`
+	Network   *network.Result    `json:",omitempty"`
+	Debian    *debian.Result     `json:",omitempty"`
+	Migration *migration.Result  `json:",omitempty"`
+	Failures  []Failure          `json:",omitempty"`
 	// Merged are later runs of some of the parts, whose results replaced
 	// this run's for those parts (virt-bench --merge).
 	Merged []Run `json:",omitempty"`

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kubevirt.dev/virt/bench"
+	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/rawguest"
 )
 
@@ -21,6 +22,11 @@ func main() {
 	// namespace of their own.
 	if rawguest.IsChild() {
 		os.Exit(rawguest.ChildMain())
+	}
+	// Part 8 runs raw libvirt's migration as this binary again, as the
+	// launcher pods' user.
+	if migration.IsChild() {
+		os.Exit(migration.ChildMain())
 	}
 	var o bench.Options
 	o.AddFlags(pflag.CommandLine)
