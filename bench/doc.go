@@ -12,7 +12,8 @@
 // downloads and small requests through the masquerade binding against a
 // plain tap under raw libvirt) and debian (a Debian cloud guest from POST
 // to its first SSH login against the same domain defined and started by
-// raw libvirt); rawguest is parts 6 and 7's raw libvirt on a plain tap. A
+// raw libvirt); rawguest is parts 6 and 7's raw libvirt on a plain tap,
+// podusr runs parts 4 and 8's host-side processes as the pods' user. A
 // run of some parts can be merged into an earlier run's results (--merge).
 // The report package renders what they measured; machine describes the
 // host.

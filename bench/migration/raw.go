@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,15 +18,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/bench/podusr"
 	"kubevirt.dev/virt/bench/proc"
 	"kubevirt.dev/virt/bench/startup"
 	"kubevirt.dev/virt/launcher/domain"
 	"kubevirt.dev/virt/launcher/hypervisor"
 	"kubevirt.dev/virt/launcher/kvm"
 )
-
-// podUID is the user launcher pods run as (virt-controller's default).
-const podUID = 107
 
 // childEnv carries the raw move's spec to the child process; its presence
 // makes the process the child (IsChild).
@@ -36,7 +33,7 @@ const childEnv = "VIRT_BENCH_RAW_MIGRATION"
 // childSpec is one raw move, done by the child.
 type childSpec struct {
 	// Dir is the move's directory (short: QEMU's and libvirt's sockets are
-	// below it), owned by podUID.
+	// below it), owned by podusr.UID.
 	Dir string
 	// Name and XML are the domain's.
 	Name, XML string
@@ -215,10 +212,10 @@ func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout 
 	if err != nil {
 		return m, err
 	}
-	if err := userFiles(dir); err != nil {
+	if err := podusr.WriteUserFiles(dir); err != nil {
 		return m, err
 	}
-	if err := chownTree(dir); err != nil {
+	if err := podusr.Chown(dir); err != nil {
 		return m, err
 	}
 	spec.Timeout = timeout
@@ -230,7 +227,7 @@ func rawMove(ctx context.Context, guest startup.Guest, c Case, seq int, timeout 
 	if err != nil {
 		return m, err
 	}
-	cmd := unprivileged(dir, self)
+	cmd := podusr.Command(dir, self)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &out
@@ -309,45 +306,6 @@ func guestVMI(name string, c Case) *virtv1.VirtualMachineInstance {
 		kb.KernelArgs += fmt.Sprintf(" virt.dirty=%d", c.DirtyMiB)
 	}
 	return vmi
-}
-
-// unprivileged runs argv as the pods' user with no capabilities, as a
-// launcher pod does. libvirt's daemon and its remote client look the user
-// up, and uid 107 has no entry on the host: the command runs in a mount
-// namespace of its own where dir's passwd and group files, which have it,
-// are bind-mounted over /etc's.
-func unprivileged(dir string, argv ...string) *exec.Cmd {
-	script := `mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"`
-	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
-		filepath.Join(dir, "passwd"), filepath.Join(dir, "group"),
-		"setpriv", fmt.Sprintf("--reuid=%d", podUID), fmt.Sprintf("--regid=%d", podUID), "--clear-groups",
-		"--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"}, argv...)...)
-}
-
-// userFiles writes passwd and group files with the pods' user added.
-func userFiles(dir string) error {
-	for _, f := range []struct{ name, line string }{
-		{"passwd", fmt.Sprintf("virt-launcher:x:%d:%d::/nonexistent:/usr/sbin/nologin\n", podUID, podUID)},
-		{"group", fmt.Sprintf("virt-launcher:x:%d:\n", podUID)},
-	} {
-		b, err := os.ReadFile(filepath.Join("/etc", f.name))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), append(b, f.line...), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func chownTree(dir string) error {
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, podUID, podUID)
-	})
 }
 
 func copyFile(src, dst string) error {

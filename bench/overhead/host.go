@@ -19,44 +19,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/bench/podusr"
 	"kubevirt.dev/virt/bench/proc"
 	"kubevirt.dev/virt/bench/startup"
 	apiv1 "kubevirt.dev/virt/launcher/api/v1"
 	"kubevirt.dev/virt/launcher/layout"
 )
-
-// podUID is the user launcher pods run as (virt-controller's default).
-const podUID = 107
-
-// unprivileged runs argv as the pod's user with no capabilities, as a
-// launcher pod does. libvirt's daemon and its remote client look the user
-// up, and uid 107 has no entry on the host (the launcher image has one):
-// the command runs in a mount namespace of its own where dir's passwd and
-// group files, which have it, are bind-mounted over /etc's.
-func unprivileged(dir string, argv ...string) *exec.Cmd {
-	script := `mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"`
-	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
-		filepath.Join(dir, "passwd"), filepath.Join(dir, "group"),
-		"setpriv", fmt.Sprintf("--reuid=%d", podUID), fmt.Sprintf("--regid=%d", podUID), "--clear-groups",
-		"--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"}, argv...)...)
-}
-
-// userFiles writes passwd and group files with the pod's user added.
-func userFiles(dir string) error {
-	for _, f := range []struct{ name, line string }{
-		{"passwd", fmt.Sprintf("virt-launcher:x:%d:%d::/nonexistent:/usr/sbin/nologin\n", podUID, podUID)},
-		{"group", fmt.Sprintf("virt-launcher:x:%d:\n", podUID)},
-	} {
-		b, err := os.ReadFile(filepath.Join("/etc", f.name))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), append(b, f.line...), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // measureHost runs the launcher binary on the host with the test guest,
 // with its embedded libvirt or against a private libvirtd of its own.
@@ -103,15 +71,15 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 			return m, err
 		}
 	}
-	if err := chown(dir); err != nil {
+	if err := podusr.Chown(dir); err != nil {
 		return m, err
 	}
-	if err := userFiles(dir); err != nil {
+	if err := podusr.WriteUserFiles(dir); err != nil {
 		return m, err
 	}
 	var libvirtd *exec.Cmd
 	if private {
-		libvirtd = unprivileged(dir, "libvirtd")
+		libvirtd = podusr.Command(dir, "libvirtd")
 		libvirtd.Env = append(os.Environ(), xdg...)
 		libvirtd.Stdout, libvirtd.Stderr = io.Discard, io.Discard
 		if err := libvirtd.Start(); err != nil {
@@ -136,7 +104,7 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 	if private {
 		args = append(args, "--libvirt-uri", "qemu:///session")
 	}
-	launcher := unprivileged(dir, args...)
+	launcher := podusr.Command(dir, args...)
 	launcher.Env = os.Environ()
 	if private {
 		launcher.Env = append(launcher.Env, xdg...)
@@ -212,13 +180,4 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
-}
-
-func chown(dir string) error {
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, podUID, podUID)
-	})
 }
