@@ -242,15 +242,7 @@ func TestDrain(t *testing.T) {
 	f := newFixture(t)
 	authority := newCA(t, "migration-ca")
 	_, tgt := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
-	open := f.dialSource(t, Libvirt)
-	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
-		t.Fatal(err)
-	}
-	drained := make(chan struct{})
-	go func() {
-		tgt.Drain(time.Minute)
-		close(drained)
-	}()
+	open, drained := f.drainAroundOpen(t, tgt.Drain)
 	// Drain closes the listeners first; then a new connection fails.
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		before := f.accepted.Load()
@@ -261,27 +253,13 @@ func TestDrain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a new connection after Drain: %v", err)
 	}
-	if _, err := open.Write([]byte("finish")); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len("finish"))
-	if _, err := io.ReadFull(open, got); err != nil || string(got) != "finish" {
-		t.Fatalf("the open connection during Drain: %q, %v", got, err)
-	}
+	echoes(t, open, "finish")
 	select {
 	case <-drained:
 		t.Fatal("Drain returned while a connection was open")
 	default:
 	}
-	_ = open.CloseWrite()
-	if _, err := io.ReadAll(open); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-drained:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Drain did not return once the open connection ended")
-	}
+	endAndWait(t, open, drained)
 }
 
 // TestSourceDrain: the source side's Drain removes its sockets at once and
@@ -290,15 +268,7 @@ func TestSourceDrain(t *testing.T) {
 	f := newFixture(t)
 	authority := newCA(t, "migration-ca")
 	src, _ := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
-	open := f.dialSource(t, Libvirt)
-	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
-		t.Fatal(err)
-	}
-	drained := make(chan struct{})
-	go func() {
-		src.Drain(time.Minute)
-		close(drained)
-	}()
+	open, drained := f.drainAroundOpen(t, src.Drain)
 	sock := filepath.Join(f.source.String(), layout.MigrationDirName, Libvirt.Socket())
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		_, err := os.Lstat(sock)
@@ -307,13 +277,42 @@ func TestSourceDrain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the source pod's socket during Drain: %v", err)
 	}
-	if _, err := open.Write([]byte("confirm")); err != nil {
+	echoes(t, open, "confirm")
+	endAndWait(t, open, drained)
+}
+
+// drainAroundOpen opens a libvirt connection through the proxies, then runs
+// drain (a minute's grace) in the background; drained closes when it
+// returned.
+func (f *fixture) drainAroundOpen(t *testing.T, drain func(time.Duration)) (open *net.UnixConn, drained <-chan struct{}) {
+	t.Helper()
+	open = f.dialSource(t, Libvirt)
+	if _, err := io.ReadFull(open, make([]byte, len("libvirt:"))); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, len("confirm"))
-	if _, err := io.ReadFull(open, got); err != nil || string(got) != "confirm" {
+	done := make(chan struct{})
+	go func() {
+		drain(time.Minute)
+		close(done)
+	}()
+	return open, done
+}
+
+// echoes checks that open still carries msg to the target pod and back.
+func echoes(t *testing.T, open *net.UnixConn, msg string) {
+	t.Helper()
+	if _, err := open.Write([]byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(open, got); err != nil || string(got) != msg {
 		t.Fatalf("the open connection during Drain: %q, %v", got, err)
 	}
+}
+
+// endAndWait ends open from this side and waits for Drain to return.
+func endAndWait(t *testing.T, open *net.UnixConn, drained <-chan struct{}) {
+	t.Helper()
 	_ = open.CloseWrite()
 	if _, err := io.ReadAll(open); err != nil {
 		t.Fatal(err)
