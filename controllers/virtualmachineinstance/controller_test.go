@@ -63,7 +63,7 @@ func TestSchedulingTransitions(t *testing.T) {
 	}, {
 		name:       "the pod bound to a node waits for the next write",
 		vmi:        newVMI(scheduling("pod-uid")),
-		pod:        newPod(newVMI(), boundTo("node1"), running(false)),
+		pod:        newPod(newVMI(), boundTo("node1"), launcherCreating),
 		wantPhase:  virtv1.Scheduling,
 		wantPods:   1,
 		wantWrites: 0,
@@ -80,12 +80,12 @@ func TestSchedulingTransitions(t *testing.T) {
 			Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.", LastTransitionTime: podConditionTime,
 		},
 	}, {
-		name: "a running launcher that is not ready yet is not handed off",
+		name: "a launcher whose container is not running yet is not handed off",
 		vmi: newVMI(scheduling("pod-uid"), func(v *virtv1.VirtualMachineInstance) {
 			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{
 				Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionFalse, Reason: virtv1.ReasonUnschedulable}}
 		}),
-		pod:        newPod(newVMI(), boundTo("node1"), running(false)),
+		pod:        newPod(newVMI(), boundTo("node1"), launcherCreating),
 		wantPhase:  virtv1.Scheduling,
 		wantPods:   1,
 		wantWrites: 1, // PodScheduled went from False to True: worth telling at once
@@ -93,9 +93,11 @@ func TestSchedulingTransitions(t *testing.T) {
 			Type: virtv1.VirtualMachineInstancePodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: podConditionTime,
 		},
 	}, {
-		name:       "a ready launcher hands the VMI to its node",
+		// Its startup probe has not passed: the node waits for the
+		// launcher to serve, sooner than the probe's period.
+		name:       "a running launcher hands the VMI to its node before it is ready",
 		vmi:        newVMI(scheduling("pod-uid")),
-		pod:        newPod(newVMI(), boundTo("node1"), running(true)),
+		pod:        newPod(newVMI(), boundTo("node1"), running(false)),
 		wantPhase:  virtv1.Scheduled,
 		wantNode:   "node1",
 		wantPods:   1,
@@ -298,7 +300,7 @@ func TestHappyPathWrites(t *testing.T) {
 	step("create", nil)
 	step("observe", nil)
 	step("bind", boundTo("node1"))
-	step("init containers", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	step("creating", launcherCreating)
 	step("running", running(false))
 	step("ready", func(p *corev1.Pod) {
 		for i := range p.Status.Conditions {

@@ -278,6 +278,16 @@ func running(ready bool) func(*corev1.Pod) {
 	}
 }
 
+// launcherCreating is a pod whose containers the kubelet is still creating.
+func launcherCreating(p *corev1.Pod) {
+	p.Status.Phase = corev1.PodPending
+	p.Status.ContainerStatuses = nil
+	for _, c := range p.Spec.Containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}})
+	}
+}
+
 // containersReady gives p running containers, the launcher Started (its
 // startup probe passed) and each Ready as ready says.
 func containersReady(ready bool) func(*corev1.Pod) {

@@ -28,7 +28,7 @@ func nextStatus(old *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, now m
 		// whatever its exit code, even while other containers of its pod
 		// (a container disk's holder) still run.
 		s.Fail(podFailureReason(pod), failureMessage(pod), now)
-	case pod.Status.Phase == corev1.PodRunning && vmipod.LauncherStarted(pod) && pod.Spec.NodeName != "":
+	case pod.Status.Phase == corev1.PodRunning && vmipod.LauncherRunning(pod) && pod.Spec.NodeName != "":
 		s.SetPhase(virtv1.Scheduled, "", now)
 		s.NodeName = pod.Spec.NodeName
 		s.LauncherContainerImageVersion = computeImage(pod)

@@ -109,7 +109,7 @@ func (c *Controller) syncScheduling(ctx context.Context, key string, vmi *virtv1
 	case virtv1.Failed:
 		eventType, reason, msg = corev1.EventTypeWarning, status.Reason, status.Condition(virtv1.VirtualMachineInstanceReady).Message
 	case virtv1.Scheduled:
-		reason, msg = ReasonHandedOff, fmt.Sprintf("launcher pod %s is ready on node %s; the node takes over", pod.Name, status.NodeName)
+		reason, msg = ReasonHandedOff, fmt.Sprintf("launcher pod %s runs on node %s; the node takes over", pod.Name, status.NodeName)
 	}
 	if err := c.updateStatus(ctx, vmi, status, eventType, reason, msg); err != nil {
 		return err

@@ -54,18 +54,22 @@ func ComputeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
-// LauncherStarted reports whether pod's launcher serves and every other
-// container of the pod is ready: the hand-off's condition. The launcher
-// counts once its startup probe passed (Started), not once it is Ready: a
-// VMI's readiness probe is the compute container's readiness probe, which
-// cannot pass before the node starts the guest.
-func LauncherStarted(pod *corev1.Pod) bool {
+// LauncherRunning reports whether pod's launcher runs and every other
+// container of the pod is ready: the hand-off's condition. The node, not
+// the controller, waits for the launcher to serve (monitor: its ready
+// file), every 50 ms instead of at a kubelet probe's 1-s period, whose
+// pass would reach the API up to a second after the launcher is ready, on
+// the path of every VMI start and migration target. Nor does the
+// launcher count once it is Ready: a VMI's readiness probe is the compute
+// container's readiness probe, which cannot pass before the node starts
+// the guest.
+func LauncherRunning(pod *corev1.Pod) bool {
 	if len(pod.Status.ContainerStatuses) < len(pod.Spec.Containers) {
 		return false
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == layout.ComputeContainer {
-			if cs.State.Running == nil || cs.Started == nil || !*cs.Started {
+			if cs.State.Running == nil {
 				return false
 			}
 		} else if !cs.Ready {

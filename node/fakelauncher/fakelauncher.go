@@ -100,6 +100,11 @@ func Start(t *testing.T, privateDir string, vmi *virtv1.VirtualMachineInstance) 
 	s.grpc = grpc.NewServer()
 	apiv1.RegisterLauncherServer(s.grpc, s)
 	go func() { _ = s.grpc.Serve(ln) }()
+	// As the launcher does once it serves and its volumes are there: the
+	// node connects once it finds this file.
+	if err := os.WriteFile(layout.ReadyFile(privateDir), []byte(name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(s.Exit)
 	return s
 }
@@ -232,6 +237,7 @@ func (s *Server) Exit() {
 	s.grpc.Stop()
 	// Stop closes the listener only if Serve got to it already.
 	_ = s.ln.Close()
+	_ = os.Remove(layout.ReadyFile(s.dir))
 }
 
 func (s *Server) tickLocked() {

@@ -123,9 +123,13 @@ func (l *Launcher) close() {
 	_ = l.conn.Close()
 }
 
-// run keeps a WatchDomain stream open until the domain ended.
+// run waits for the launcher to be ready, then keeps a WatchDomain stream
+// open until the domain ended.
 func (l *Launcher) run(ctx context.Context) {
 	defer close(l.done)
+	if !l.waitReady(ctx) {
+		return
+	}
 	logger := klog.FromContext(ctx)
 	b := l.cfg.Backoff
 	for {
@@ -147,6 +151,42 @@ func (l *Launcher) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
+		}
+	}
+}
+
+// readyFileLimit bounds the ready file's read: it holds a domain name.
+const readyFileLimit = 4 << 10
+
+// waitReady polls for the launcher's ready file (layout.ReadyFileName),
+// which it writes once it serves its socket and its container disks and
+// kernel-boot files are there: a Sync before that would find no volume.
+// The VMI is handed over as soon as the launcher's container runs
+// (vmipod.LauncherRunning). Until the file is there the launcher counts as
+// failing (State.Err), so one that never gets ready is reported as
+// unreachable; it exits by itself in the end (layout.StartupTimeout). It
+// returns false once ctx ended.
+func (l *Launcher) waitReady(ctx context.Context) bool {
+	every := l.cfg.ReadyPoll
+	if every <= 0 {
+		every = DefaultReadyPoll
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for reported := false; ; {
+		_, err := l.target.PrivateDir.ReadFile(layout.ReadyFileName, readyFileLimit)
+		if err == nil {
+			return true
+		}
+		if !reported {
+			// Once: each report wakes the VMI's sync.
+			l.failed(fmt.Errorf("launcher not ready yet: %w", err))
+			reported = true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
 		}
 	}
 }

@@ -25,7 +25,16 @@ type Config struct {
 	// CallRetries is how often a unary call is retried while the launcher is
 	// Unavailable (its socket not answering for a moment).
 	CallRetries int
+	// ReadyPoll is how often the launcher's ready file is looked for before
+	// the first connection (zero: DefaultReadyPoll). The VMI is handed to
+	// the node once the launcher runs, not once a kubelet's probe (1-s
+	// period) saw it ready: this wait is on the path of every start.
+	ReadyPoll time.Duration
 }
+
+// DefaultReadyPoll: a missing file costs one openat2, and a launcher is
+// ready about half a second after its container started.
+const DefaultReadyPoll = 50 * time.Millisecond
 
 // DefaultConfig suits launchers on the same host: answers take milliseconds,
 // so a launcher that has not answered in seconds is in trouble.
@@ -34,6 +43,7 @@ var DefaultConfig = Config{
 	SyncTimeout: 60 * time.Second,
 	Backoff:     wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 10 * time.Second},
 	CallRetries: 3,
+	ReadyPoll:   DefaultReadyPoll,
 }
 
 // Target names a launcher to watch.

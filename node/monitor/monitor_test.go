@@ -28,6 +28,7 @@ var testConfig = Config{
 	SyncTimeout: 5 * time.Second,
 	Backoff:     wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 100 * time.Millisecond},
 	CallRetries: 2,
+	ReadyPoll:   5 * time.Millisecond,
 }
 
 // privateDir is a launcher pod's private directory below a kubelet root, as
@@ -193,6 +194,41 @@ func TestWatchRefusesAnotherVMIsLauncher(t *testing.T) {
 	if c := fake.Calls(); c.Watch != 0 || c.Sync != 0 {
 		t.Errorf("calls = %+v, want no watch and no sync of another VMI's launcher", c)
 	}
+}
+
+// TestWatchWaitsForTheReadyFile: a launcher is handed over while it may
+// still wait for its volumes; it serves its socket before then, and the
+// watch must not call it (a Sync would find no volume) until its ready
+// file is there.
+func TestWatchWaitsForTheReadyFile(t *testing.T) {
+	dir := privateDir(t)
+	vmi := testVMI()
+	fake := fakelauncher.Start(t, dir.String(), vmi)
+	ready := layout.ReadyFile(dir.String())
+	if err := os.Remove(ready); err != nil {
+		t.Fatal(err)
+	}
+	_, l, ch := watch(t, dir, vmi)
+	eventually(t, "the wait reported", func() bool {
+		st := l.State()
+		return st.Err != nil && strings.Contains(st.Err.Error(), "not ready yet") && !st.FailingSince.IsZero() && ch.count("ns/vm") == 1
+	})
+	// Several polls later: still no call, and one report only.
+	polled := time.Now()
+	eventually(t, "a few more polls", func() bool { return time.Since(polled) > 10*testConfig.ReadyPoll })
+	if c := fake.Calls(); c.Info != 0 || c.Watch != 0 {
+		t.Fatalf("the launcher was called before it was ready: %+v", c)
+	}
+	if n := ch.count("ns/vm"); n != 1 {
+		t.Errorf("%d change reports while waiting, want 1", n)
+	}
+	if err := os.WriteFile(ready, []byte("ns_vm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "connected once ready", func() bool {
+		st := l.State()
+		return st.Domain != nil && st.Err == nil && st.FailingSince.IsZero()
+	})
 }
 
 func TestWatchReconnectsAfterTheLauncherWentAway(t *testing.T) {
