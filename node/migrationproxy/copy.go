@@ -16,6 +16,12 @@ type halfCloser interface {
 	CloseWrite() error
 }
 
+// copyBufferSize is each direction's buffer where the proxy copies (TLS on
+// one side: between nodes; copyStream): a guest's memory crosses it in
+// reads of up to a unix socket's send buffer (about 200 KiB), where
+// io.Copy's 32 KiB would take six read and write calls for each.
+const copyBufferSize = 256 << 10
+
 // splice copies a to b and b to a until both ended, ending each sending
 // side when its source ended (half-close), and closes both. An error on
 // either direction (not the peer's end of stream) closes both at once, so
@@ -27,7 +33,7 @@ func splice(a, b halfCloser) (aToB, bToA int64) {
 	copyOne := func(dst, src halfCloser, n *int64) {
 		defer wg.Done()
 		var err error
-		*n, err = io.Copy(dst, src)
+		*n, err = copyStream(dst, src)
 		if err != nil {
 			closeBoth()
 			return

@@ -182,14 +182,11 @@ func (f *fixture) start(t *testing.T, sourceID, targetID Identity, sourceNode, t
 	return src, tgt
 }
 
-func TestForward(t *testing.T) {
-	base := runtime.NumGoroutine()
-	f := newFixture(t)
-	authority := newCA(t, "migration-ca")
-	src, tgt := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
-
-	// Every kind reaches its own socket in the target pod, with
-	// half-close: the client's end of stream makes the server end.
+// forwardsEveryKind checks that every kind reaches its own socket in the
+// target pod, with half-close: the client's end of stream makes the server
+// end.
+func (f *fixture) forwardsEveryKind(t *testing.T) {
+	t.Helper()
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	for _, k := range Kinds {
 		c := f.dialSource(t, k)
@@ -206,6 +203,15 @@ func TestForward(t *testing.T) {
 			t.Fatalf("%s: got %d bytes (%q...), want %d", k, len(got), got[:min(len(got), 16)], len(want))
 		}
 	}
+}
+
+func TestForward(t *testing.T) {
+	base := runtime.NumGoroutine()
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	src, tgt := f.start(t, authority.identity(t, "node-a"), authority.identity(t, "node-b"), "node-a", "node-b")
+
+	f.forwardsEveryKind(t)
 
 	// Close ends open connections, removes the sockets and leaves no
 	// goroutine behind.
@@ -397,5 +403,32 @@ func TestParsePorts(t *testing.T) {
 	got, err := ParsePorts(map[string]int{"4000": 0, "4001": 49152, "4002": 49153})
 	if err != nil || got[Libvirt] != 4000 || got[QEMU] != 4001 || got[Block] != 4002 {
 		t.Errorf("got %v, %v", got, err)
+	}
+}
+
+// TestForwardWithinNode: a source whose target is this handler's too
+// connects the two pods' sockets itself: every kind reaches its socket in
+// the target pod, with no certificate, port or address given, and not
+// through the target's TCP listeners.
+func TestForwardWithinNode(t *testing.T) {
+	f := newFixture(t)
+	authority := newCA(t, "migration-ca")
+	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tgt.Close)
+	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, Local: tgt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	f.forwardsEveryKind(t)
+	// Nothing went through the target's listeners: closing them now
+	// leaves a new connection working.
+	tgt.Close()
+	c := f.dialSource(t, Libvirt)
+	if _, err := io.ReadFull(c, make([]byte, len("libvirt:"))); err != nil {
+		t.Fatalf("a connection within the node after the target's listeners closed: %v", err)
 	}
 }

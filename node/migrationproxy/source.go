@@ -29,6 +29,12 @@ type SourceConfig struct {
 	// TargetNode is the node the target's certificate must name.
 	TargetNode string
 	Identity   Identity
+	// Local is the migration's target side when it is this handler's too
+	// (a migration within the node): the source then connects the two
+	// pods' sockets itself, without TCP or TLS, as raw libvirt on one
+	// host would (nothing leaves the node, no peer is to be told apart).
+	// TargetAddress, TargetPorts and TargetNode are then unused.
+	Local *Target
 }
 
 // Source is the source side of one migration: a socket per kind in the
@@ -45,12 +51,7 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Source{cancel: cancel}
 	for _, k := range Kinds {
-		port, ok := cfg.TargetPorts[k]
-		if !ok {
-			s.Close()
-			return nil, fmt.Errorf("no target port of the %s connection", k)
-		}
-		conf, err := cfg.Identity.clientConfig(k, cfg.TargetNode)
+		dial, err := cfg.dialer(k)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -64,9 +65,7 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 			s.Close()
 			return nil, ctx.Err()
 		}
-		dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: DialTimeout}, Config: conf}
-		addr := net.JoinHostPort(cfg.TargetAddress, strconv.Itoa(port))
-		s.g.go_(func() { s.serve(ctx, ln, k, dialer, addr) })
+		s.g.go_(func() { s.serve(ctx, ln, k, dial) })
 	}
 	s.g.go_(func() {
 		<-ctx.Done()
@@ -91,8 +90,42 @@ func (s *Source) Drain(grace time.Duration) {
 	s.Close()
 }
 
-func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, dialer *tls.Dialer, addr string) {
-	logger := klog.FromContext(ctx).WithValues("connection", k.String(), "target", addr)
+// dialer connects a connection of kind k to the target: its node's
+// listener through mutual TLS, or the target pod itself when Local.
+type dialer struct {
+	target string
+	dial   func(context.Context) (halfCloser, error)
+}
+
+func (cfg SourceConfig) dialer(k Kind) (dialer, error) {
+	if cfg.Local != nil {
+		return dialer{target: "this node", dial: func(ctx context.Context) (halfCloser, error) {
+			return cfg.Local.dialPod(ctx, k)
+		}}, nil
+	}
+	port, ok := cfg.TargetPorts[k]
+	if !ok {
+		return dialer{}, fmt.Errorf("no target port of the %s connection", k)
+	}
+	conf, err := cfg.Identity.clientConfig(k, cfg.TargetNode)
+	if err != nil {
+		return dialer{}, err
+	}
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: DialTimeout}, Config: conf}
+	addr := net.JoinHostPort(cfg.TargetAddress, strconv.Itoa(port))
+	return dialer{target: addr, dial: func(ctx context.Context) (halfCloser, error) {
+		hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+		defer cancel()
+		c, err := d.DialContext(hctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*tls.Conn), nil
+	}}, nil
+}
+
+func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, d dialer) {
+	logger := klog.FromContext(ctx).WithValues("connection", k.String(), "target", d.target)
 	for {
 		local, err := ln.Accept()
 		if err != nil {
@@ -104,14 +137,11 @@ func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, dialer *
 		s.g.goConn(func() {
 			defer s.g.untrack(local)
 			defer local.Close()
-			hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
-			c, err := dialer.DialContext(hctx, "tcp", addr)
-			cancel()
+			remote, err := d.dial(ctx)
 			if err != nil {
 				logger.Info("Cannot reach the migration target", "err", err.Error())
 				return
 			}
-			remote := c.(*tls.Conn)
 			if !s.g.track(remote) {
 				return
 			}

@@ -32,6 +32,7 @@ type TargetConfig struct {
 
 // Target is the target side of one migration: a listener per kind.
 type Target struct {
+	pod    podfs.Dir
 	ports  map[Kind]int
 	cancel context.CancelFunc
 	g      group
@@ -41,7 +42,7 @@ type Target struct {
 // kind on a port the kernel picks; they serve until Close (or ctx ends).
 func ListenTarget(ctx context.Context, cfg TargetConfig) (*Target, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &Target{ports: map[Kind]int{}, cancel: cancel}
+	t := &Target{pod: cfg.Pod, ports: map[Kind]int{}, cancel: cancel}
 	for _, k := range Kinds {
 		conf, err := cfg.Identity.serverConfig(k, cfg.SourceNode)
 		if err != nil {
@@ -58,7 +59,7 @@ func ListenTarget(ctx context.Context, cfg TargetConfig) (*Target, error) {
 			return nil, ctx.Err()
 		}
 		t.ports[k] = ln.Addr().(*net.TCPAddr).Port
-		t.g.go_(func() { t.serve(ctx, ln, k, conf, cfg.Pod) })
+		t.g.go_(func() { t.serve(ctx, ln, k, conf) })
 	}
 	t.g.go_(func() {
 		<-ctx.Done()
@@ -87,7 +88,14 @@ func (t *Target) Drain(grace time.Duration) {
 	t.Close()
 }
 
-func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.Config, pod podfs.Dir) {
+// dialPod connects to the target pod's socket of kind k. Dialled per
+// connection: the target's QEMU and NBD server listen only once libvirt
+// started the incoming migration.
+func (t *Target) dialPod(ctx context.Context, k Kind) (halfCloser, error) {
+	return t.pod.Dial(ctx, path.Join(layout.MigrationDirName, k.Socket()))
+}
+
+func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.Config) {
 	logger := klog.FromContext(ctx).WithValues("connection", k.String())
 	for {
 		raw, err := ln.Accept()
@@ -108,9 +116,7 @@ func (t *Target) serve(ctx context.Context, ln net.Listener, k Kind, conf *tls.C
 				logger.Info("Refused a migration connection", "from", raw.RemoteAddr().String(), "err", err.Error())
 				return
 			}
-			// Dialled per connection: the target's QEMU and NBD server
-			// listen only once libvirt started the incoming migration.
-			local, err := pod.Dial(ctx, path.Join(layout.MigrationDirName, k.Socket()))
+			local, err := t.dialPod(ctx, k)
 			if err != nil {
 				logger.Info("Cannot reach the target pod's migration socket", "err", err.Error())
 				return

@@ -383,6 +383,12 @@ func (c *Controller) sourceProxy(ctx context.Context, vmi *virtv1.VirtualMachine
 	ms := vmi.Status.MigrationState
 	c.migrations.mu.Lock()
 	sm := c.migrations.sources[key]
+	// A target within this node is this handler's too: the source
+	// connects the pods directly (migrationproxy.SourceConfig.Local).
+	var local *migrationproxy.Target
+	if tm := c.migrations.targets[key]; tm != nil && ms.TargetNode == c.cfg.NodeName && tm.uid == ms.MigrationUID {
+		local = tm.proxy
+	}
 	c.migrations.mu.Unlock()
 	if sm != nil && sm.uid == ms.MigrationUID && sm.address == ms.TargetNodeAddress && maps.Equal(sm.ports, ms.TargetDirectMigrationNodePorts) {
 		return sm, nil
@@ -402,11 +408,13 @@ func (c *Controller) sourceProxy(ctx context.Context, vmi *virtv1.VirtualMachine
 		TargetPorts:   byKind,
 		TargetNode:    ms.TargetNode,
 		Identity:      c.cfg.Migration.Identity,
+		Local:         local,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listen on the source pod's migration sockets: %w", err)
 	}
 	sm = &sourceMigration{uid: ms.MigrationUID, address: ms.TargetNodeAddress, ports: maps.Clone(ms.TargetDirectMigrationNodePorts), proxy: proxy}
+	klog.FromContext(ctx).Info("Migration source proxy listening", "target", ms.TargetNode, "withinNode", local != nil)
 	c.migrations.mu.Lock()
 	c.migrations.sources[key] = sm
 	c.migrations.mu.Unlock()
