@@ -189,11 +189,12 @@ done
 # image carries them read-only (docs/launcher.md "The capabilities seed").
 # libvirt checks an entry against the kernel and CPU it runs on: the key
 # holds this host's, so a new kernel or CPU gets a new seed, and a node of
-# another kind just probes again. Built once per key (~5-10 s).
+# another kind just probes again; seed-N changes with what the manifest
+# records. Built once per key (~5-10 s).
 launcher_seed() {
   local rootfs="$1" key dir work r
   key="$({
-    echo "seed-1 ${rootfs} 107"
+    echo "seed-2 ${rootfs} 107"
     uname -r
     grep -m4 -E '^(vendor_id|cpu family|model|microcode)' /proc/cpuinfo || true
   } | sha256sum | cut -c1-12)"

@@ -50,6 +50,12 @@ type seedManifest struct {
 	// QEMU driver module (measured with libvirt 9.0: changing the ctime
 	// of libvirt.so.0 keeps the entry valid, that of the module does not).
 	Self string `json:"self"`
+	// Daemon is libvirtd, when the image has it. A private libvirtd
+	// (StartDaemon) records the later of its own binary's ctime and
+	// Self's as <selfctime> (measured with libvirt 9.0: the daemon's one
+	// second younger than the module made every target re-probe QEMU,
+	// 0.9 s of a migration's target start).
+	Daemon string `json:"daemon,omitempty"`
 }
 
 type fileStamp struct {
@@ -102,6 +108,9 @@ func WriteCapabilitiesSeed(root, dir string) (int, error) {
 	if m.Self == "" {
 		return 0, errors.New("libvirt's QEMU driver module not found")
 	}
+	if stamp, _, err := stampOf(DaemonBinary); err == nil {
+		m.Daemon, m.Files[DaemonBinary] = DaemonBinary, stamp
+	}
 	entries, err := xmlFiles(capsCacheDir(root))
 	if err != nil {
 		return 0, err
@@ -141,7 +150,7 @@ func WriteCapabilitiesSeed(root, dir string) (int, error) {
 type Seeded struct {
 	// Copied entries, and of them those Vouched for (their ctimes set).
 	Copied, Vouched int
-	root            string
+	cacheDir        string
 	entries         map[string][]byte
 }
 
@@ -151,7 +160,7 @@ type Seeded struct {
 func (s Seeded) Kept() int {
 	kept := 0
 	for name, data := range s.entries {
-		if now, err := readBounded(filepath.Join(capsCacheDir(s.root), name)); err == nil && string(now) == string(data) {
+		if now, err := readBounded(filepath.Join(s.cacheDir, name)); err == nil && string(now) == string(data) {
 			kept++
 		}
 	}
@@ -163,13 +172,19 @@ func (s Seeded) Kept() int {
 // manifest proves the files are those probed. A seed that is missing, or
 // has no manifest, is no error (libvirt then probes).
 func SeedCapabilities(seed, root string) (Seeded, error) {
-	res := Seeded{root: root, entries: map[string][]byte{}}
-	copied, vouched, err := seedCapabilities(seed, capsCacheDir(root), res.entries)
+	return seedCache(seed, capsCacheDir(root), "")
+}
+
+// seedCache seeds the capabilities cache cacheDir; daemon is the libvirtd
+// binary that will read it, "" for the embedded driver.
+func seedCache(seed, cacheDir, daemon string) (Seeded, error) {
+	res := Seeded{cacheDir: cacheDir, entries: map[string][]byte{}}
+	copied, vouched, err := seedCapabilities(seed, cacheDir, res.entries, daemon)
 	res.Copied, res.Vouched = copied, vouched
 	return res, err
 }
 
-func seedCapabilities(seed, cacheDir string, written map[string][]byte) (copied, vouched int, err error) {
+func seedCapabilities(seed, cacheDir string, written map[string][]byte, daemon string) (copied, vouched int, err error) {
 	entries, err := xmlFiles(seed)
 	if err != nil || len(entries) == 0 {
 		return 0, 0, err
@@ -190,7 +205,7 @@ func seedCapabilities(seed, cacheDir string, written map[string][]byte) (copied,
 		if err != nil {
 			return copied, vouched, err
 		}
-		if out, ok := m.rebase(data); ok {
+		if out, ok := m.rebase(data, daemon); ok {
 			data = out
 			vouched++
 		}
@@ -203,15 +218,23 @@ func seedCapabilities(seed, cacheDir string, written map[string][]byte) (copied,
 	return copied, vouched, nil
 }
 
-// rebase returns the entry with the ctimes of its emulator and of libvirt's
-// module on this file system, if both are the files the manifest recorded.
-func (m *seedManifest) rebase(entry []byte) ([]byte, bool) {
+// rebase returns the entry with the ctimes of its emulator and of libvirt
+// on this file system, if they are the files the manifest recorded. daemon
+// is the libvirtd binary that reads the entry ("" for the embedded driver),
+// whose ctime counts in <selfctime> too.
+func (m *seedManifest) rebase(entry []byte, daemon string) ([]byte, bool) {
 	emu := emulatorRE.FindSubmatch(entry)
 	if emu == nil || m.Self == "" {
 		return nil, false
 	}
+	if daemon != "" && daemon != m.Daemon {
+		return nil, false
+	}
 	ctimes := map[string]int64{}
-	for _, p := range []string{string(emu[1]), m.Self} {
+	for _, p := range []string{string(emu[1]), m.Self, daemon} {
+		if p == "" {
+			continue
+		}
 		want, ok := m.Files[p]
 		got, st, err := stampOf(p)
 		if !ok || err != nil || got != want {
@@ -222,8 +245,9 @@ func (m *seedManifest) rebase(entry []byte) ([]byte, bool) {
 	if len(qemuCtimeRE.FindAll(entry, -1)) != 1 || len(selfCtimeRE.FindAll(entry, -1)) != 1 {
 		return nil, false
 	}
+	self := max(ctimes[m.Self], ctimes[daemon])
 	out := qemuCtimeRE.ReplaceAll(entry, []byte("<qemuctime>"+strconv.FormatInt(ctimes[string(emu[1])], 10)+"</qemuctime>"))
-	out = selfCtimeRE.ReplaceAll(out, []byte("<selfctime>"+strconv.FormatInt(ctimes[m.Self], 10)+"</selfctime>"))
+	out = selfCtimeRE.ReplaceAll(out, []byte("<selfctime>"+strconv.FormatInt(self, 10)+"</selfctime>"))
 	return out, true
 }
 

@@ -44,6 +44,9 @@ type Daemon struct {
 	Root string
 	// Socket is the daemon's RPC socket.
 	Socket string
+	// Seeded is what went into its capabilities cache
+	// (DaemonConfig.CapabilitiesSeedDir).
+	Seeded Seeded
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error
@@ -51,7 +54,7 @@ type Daemon struct {
 
 // DaemonConfig says where and how to run a private libvirtd.
 type DaemonConfig struct {
-	// Binary is libvirtd; empty: /usr/sbin/libvirtd.
+	// Binary is libvirtd; empty: DaemonBinary.
 	Binary string
 	// Root is the daemon's directory (created).
 	Root string
@@ -63,6 +66,9 @@ type DaemonConfig struct {
 	// Stderr receives the daemon's log (errors and warnings).
 	Stderr *os.File
 }
+
+// DaemonBinary is where Debian installs libvirtd (a variable for tests).
+var DaemonBinary = "/usr/sbin/libvirtd"
 
 // DaemonURI is the URI of the private daemon listening on socket: its
 // (unprivileged) QEMU driver, reached through that socket and nowhere else.
@@ -95,7 +101,7 @@ func DaemonQEMUPidDir(root string) string {
 // its socket, or fails when it does not within timeout.
 func StartDaemon(ctx context.Context, cfg DaemonConfig, timeout time.Duration) (*Daemon, error) {
 	if cfg.Binary == "" {
-		cfg.Binary = "/usr/sbin/libvirtd"
+		cfg.Binary = DaemonBinary
 	}
 	if _, err := os.Stat(cfg.Binary); err != nil {
 		return nil, fmt.Errorf("private libvirtd: %w (the launcher image lacks the libvirt-daemon package)", err)
@@ -130,9 +136,10 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig, timeout time.Duration) (
 	if err := os.WriteFile(filepath.Join(config, "libvirt", "qemu.conf"), []byte(qemuConf), 0o600); err != nil {
 		return nil, fmt.Errorf("private libvirtd: %w", err)
 	}
+	var seeded Seeded
 	if cfg.CapabilitiesSeedDir != "" {
 		// Only slower when it fails: libvirt probes QEMU itself.
-		_, _, _ = seedCapabilities(cfg.CapabilitiesSeedDir, filepath.Join(cache, "libvirt", "qemu", "cache", "capabilities"), map[string][]byte{})
+		seeded, _ = seedCache(cfg.CapabilitiesSeedDir, filepath.Join(cache, "libvirt", "qemu", "cache", "capabilities"), cfg.Binary)
 	}
 
 	lis, err := listenUnixPrivate(cfg.Socket)
@@ -173,7 +180,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig, timeout time.Duration) (
 		os.Remove(cfg.Socket)
 		return nil, fmt.Errorf("start private libvirtd: %w", err)
 	}
-	d := &Daemon{Root: cfg.Root, Socket: cfg.Socket, cmd: cmd, exited: make(chan struct{})}
+	d := &Daemon{Root: cfg.Root, Socket: cfg.Socket, Seeded: seeded, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		d.err = cmd.Wait()
 		close(d.exited)

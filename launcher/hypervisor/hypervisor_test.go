@@ -1,6 +1,7 @@
 package hypervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"libvirt.org/go/libvirt"
 )
 
@@ -53,6 +55,10 @@ func TestCapabilitiesSeed(t *testing.T) {
 	os.WriteFile(emulator, []byte("qemu"), 0o755)
 	os.WriteFile(module, []byte("module"), 0o644)
 	t.Setenv("LIBVIRT_DRIVER_DIR", dir)
+	daemon := filepath.Join(dir, "libvirtd")
+	os.WriteFile(daemon, []byte("daemon"), 0o755)
+	defer func(old string) { DaemonBinary = old }(DaemonBinary)
+	DaemonBinary = daemon
 	entry := fmt.Sprintf("<qemuCaps>\n  <emulator>%s</emulator>\n  <qemuctime>1</qemuctime>\n  <qemumoddirmtime>5</qemumoddirmtime>\n  <selfctime>2</selfctime>\n  <selfvers>9000000</selfvers>\n</qemuCaps>\n", emulator)
 
 	probed := filepath.Join(dir, "probed")
@@ -100,6 +106,33 @@ func TestCapabilitiesSeed(t *testing.T) {
 		"<selfctime>2<", "<selfctime>"+ctime(module)+"<").Replace(entry)
 	if vouched != 1 || got != want {
 		t.Errorf("seeded from the probed files: vouched %d, entry\n%s\nwant\n%s", vouched, got, want)
+	}
+
+	// A private libvirtd records the later of its own ctime and the
+	// module's: make the daemon's the later one.
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return fmt.Sprint(time.Now().Unix()) != ctime(module), nil
+	})
+	if err != nil {
+		t.Fatalf("the clock did not pass the module's ctime: %v", err)
+	}
+	if err := os.Chmod(daemon, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	daemonRoot := filepath.Join(dir, "daemon")
+	seeded, err := seedCache(seed, capsCacheDir(daemonRoot), daemon)
+	if err != nil || seeded.Vouched != 1 || seeded.Kept() != 1 {
+		t.Fatalf("seeding for the daemon = %+v, %v; want 1 entry vouched for", seeded, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(capsCacheDir(daemonRoot), "abc.xml"))
+	want = strings.NewReplacer("<qemuctime>1<", "<qemuctime>"+ctime(emulator)+"<",
+		"<selfctime>2<", "<selfctime>"+ctime(daemon)+"<").Replace(entry)
+	if string(b) != want {
+		t.Errorf("seeded for the daemon:\n%s\nwant\n%s", b, want)
+	}
+	// Another daemon binary than the seed's: not vouched for.
+	if seeded, _ := seedCache(seed, capsCacheDir(filepath.Join(dir, "otherdaemon")), emulator); seeded.Vouched != 0 {
+		t.Errorf("seeding for a daemon the seed does not name vouched for %d entries", seeded.Vouched)
 	}
 
 	// Another emulator binary (same size, other mtime): libvirt must see
