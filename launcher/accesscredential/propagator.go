@@ -47,6 +47,8 @@ type Propagator struct {
 	mu   sync.Mutex
 	vmi  *virtv1.VirtualMachineInstance
 	stop context.CancelFunc
+	// done closes when the running loop has returned.
+	done chan struct{}
 }
 
 // New is a Propagator of cfg, idle until SetConnected.
@@ -77,21 +79,27 @@ func (p *Propagator) SetVMI(vmi *virtv1.VirtualMachineInstance) {
 }
 
 // SetConnected follows the agent's lifecycle: a connected agent (a fresh
-// guest, or one that rebooted) gets everything anew.
+// guest, or one that rebooted) gets everything anew. Once it returns, the
+// previous loop has ended: nothing is sent to an agent said to be gone.
+// The wait is short: a call in flight fails as libvirt drops the agent,
+// and at worst ends with the agent timeout (guestagent.Config.Timeout).
 func (p *Propagator) SetConnected(ctx context.Context, connected bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil {
 		p.stop()
-		p.stop = nil
+		<-p.done
+		p.stop, p.done = nil, nil
 	}
 	if connected && p.vmi != nil && Wanted(p.vmi) {
 		ctx, p.stop = context.WithCancel(ctx)
-		go p.run(ctx, p.vmi)
+		p.done = make(chan struct{})
+		go p.run(ctx, p.vmi, p.done)
 	}
 }
 
-func (p *Propagator) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance) {
+func (p *Propagator) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance, done chan<- struct{}) {
+	defer close(done)
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "domain", p.cfg.Domain)
 	// applied is what the agent took last, by target ("ssh/user",
 	// "password/user"), as a digest: nothing secret stays in memory
@@ -100,7 +108,7 @@ func (p *Propagator) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 	tick := time.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
 	for {
-		p.pass(logger, vmi, applied)
+		p.pass(ctx, logger, vmi, applied)
 		select {
 		case <-ctx.Done():
 			return
@@ -110,8 +118,9 @@ func (p *Propagator) run(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 }
 
 // pass applies every credential whose content differs from what the agent
-// took last. A failure is retried at the next pass.
-func (p *Propagator) pass(logger klog.Logger, vmi *virtv1.VirtualMachineInstance, applied map[string][32]byte) {
+// took last. A failure is retried at the next pass; a cancelled ctx ends
+// the pass before its next call to the agent.
+func (p *Propagator) pass(ctx context.Context, logger klog.Logger, vmi *virtv1.VirtualMachineInstance, applied map[string][32]byte) {
 	keys := map[string][]string{} // by user
 	pw := map[string]string{}
 	for i, c := range vmi.Spec.AccessCredentials {
@@ -142,6 +151,9 @@ func (p *Propagator) pass(logger klog.Logger, vmi *virtv1.VirtualMachineInstance
 		if applied[target] == sum {
 			continue
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		if err := p.agent.SetAuthorizedSSHKeys(p.cfg.Domain, u, k); err != nil {
 			logger.V(2).Info("Setting SSH keys through the guest agent failed", "user", u, "err", err)
 			continue
@@ -153,6 +165,9 @@ func (p *Propagator) pass(logger klog.Logger, vmi *virtv1.VirtualMachineInstance
 		target, sum := "password/"+u, sha256.Sum256([]byte(v))
 		if applied[target] == sum {
 			continue
+		}
+		if ctx.Err() != nil {
+			return
 		}
 		if err := p.agent.SetUserPassword(p.cfg.Domain, u, v); err != nil {
 			logger.V(2).Info("Setting a password through the guest agent failed", "user", u, "err", err)
