@@ -123,13 +123,7 @@ func TestHappyPath(t *testing.T) {
 
 // TestSourceReportsFailure: the guest stays; the target pod goes.
 func TestSourceReportsFailure(t *testing.T) {
-	vmi := runningVMI("vm1", "node1")
-	f := newFixture(t, Config{}, node("node1"), node("node2"), vmi, sourcePod(vmi), newMigration("mig", "vm1", inPhase(virtv1.MigrationPending)))
-	f.syncMigration("mig")
-	target := launcherpod.TargetName(vmi, "uid-mig")
-	f.bind(target, "node2")
-	f.ready(target)
-	f.syncMigration("mig")
+	f, vmi, target := handedOverFixture(t)
 	wantPhase(t, f, "mig", virtv1.MigrationPreparingTarget)
 	f.updateVMIStatus("vm1", func(s *virtv1.VirtualMachineInstanceStatus) {
 		s.MigrationState.StartTimestamp = ptr.To(metav1.NewTime(f.clock.Now()))
@@ -150,6 +144,34 @@ func TestSourceReportsFailure(t *testing.T) {
 	}
 	if !hasEvent(f.events(), "Warning "+ReasonMigrationFailed) {
 		t.Error("no MigrationFailed event")
+	}
+}
+
+// TestVMICacheBehindTheHandOver: the migration's phase can reach the cache
+// before the VMI that the hand-over wrote; the migration does not fail on
+// the stale VMI, and does fail when the API's VMI lost the state too.
+func TestVMICacheBehindTheHandOver(t *testing.T) {
+	f, _, _ := handedOverFixture(t)
+	wantPhase(t, f, "mig", virtv1.MigrationPreparingTarget)
+	// What the cache held before the hand-over's write arrived.
+	stale := f.vmi("vm1")
+	stale.Status.MigrationState = nil
+
+	syncOnStaleVMI := func() {
+		t.Helper()
+		f.refresh()
+		f.must(f.stores[1].store.Update(stale))
+		_, err := f.ctrl.sync(t.Context(), "ns/mig")
+		f.must(err)
+	}
+	syncOnStaleVMI()
+	wantPhase(t, f, "mig", virtv1.MigrationPreparingTarget)
+
+	f.updateVMIStatus("vm1", func(s *virtv1.VirtualMachineInstanceStatus) { s.MigrationState = nil })
+	syncOnStaleVMI()
+	wantPhase(t, f, "mig", virtv1.MigrationFailed)
+	if c := f.migration("mig").Status.Condition(virtv1.VirtualMachineInstanceMigrationFailedCondition); c == nil || c.Reason != reasonStateLost {
+		t.Errorf("failed condition %+v, want %s", c, reasonStateLost)
 	}
 }
 
@@ -304,13 +326,7 @@ func TestCancel(t *testing.T) {
 		}
 	})
 	t.Run("while running", func(t *testing.T) {
-		vmi := runningVMI("vm1", "node1")
-		f := newFixture(t, Config{}, node("node1"), node("node2"), vmi, sourcePod(vmi), newMigration("mig", "vm1", inPhase(virtv1.MigrationPending)))
-		f.syncMigration("mig")
-		target := launcherpod.TargetName(vmi, "uid-mig")
-		f.bind(target, "node2")
-		f.ready(target)
-		f.syncMigration("mig")
+		f, vmi, target := handedOverFixture(t)
 		f.updateVMIStatus("vm1", func(s *virtv1.VirtualMachineInstanceStatus) {
 			s.MigrationState.TargetNodeAddress = "198.18.0.12"
 			s.MigrationState.StartTimestamp = ptr.To(metav1.NewTime(f.clock.Now()))

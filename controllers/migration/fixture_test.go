@@ -134,6 +134,21 @@ func newFixture(t *testing.T, cfg Config, objs ...runtime.Object) *fixture {
 	return f
 }
 
+// handedOverFixture is a fixture whose migration "mig" of the VMI "vm1" (running
+// on node1) was handed to the nodes: its target pod, bound to node2 and
+// running, is named in the VMI's migrationState.
+func handedOverFixture(t *testing.T) (*fixture, *virtv1.VirtualMachineInstance, string) {
+	t.Helper()
+	vmi := runningVMI("vm1", "node1")
+	f := newFixture(t, Config{}, node("node1"), node("node2"), vmi, sourcePod(vmi), newMigration("mig", "vm1", inPhase(virtv1.MigrationPending)))
+	f.syncMigration("mig")
+	target := launcherpod.TargetName(vmi, "uid-mig")
+	f.bind(target, "node2")
+	f.ready(target)
+	f.syncMigration("mig")
+	return f, vmi, target
+}
+
 func itemsOf[T any](items []T) []any {
 	out := make([]any, len(items))
 	for i := range items {

@@ -22,7 +22,7 @@ import (
 // docs/migration.md): the target node's handler finds its work by
 // status.migrationState.targetNode; the target pod joins activePods.
 func (c *Controller) handOver(ctx context.Context, m *virtv1.VirtualMachineInstanceMigration, vmi *virtv1.VirtualMachineInstance, target *corev1.Pod) (*virtv1.VirtualMachineInstanceMigrationState, error) {
-	if ms := vmi.Status.MigrationState; ms != nil && ms.MigrationUID == m.UID {
+	if ms := vmi.Status.MigrationState; names(ms, m.UID) {
 		return ms, nil // written by an earlier try
 	}
 	source := c.sourcePod(vmi, m.UID)
@@ -69,7 +69,7 @@ func (c *Controller) fail(ctx context.Context, m *virtv1.VirtualMachineInstanceM
 	next.Status.SetPhase(virtv1.MigrationFailed, c.now())
 	next.Status.SetCondition(virtv1.VirtualMachineInstanceMigrationCondition{
 		Type: virtv1.VirtualMachineInstanceMigrationFailedCondition, Status: corev1.ConditionTrue, Reason: reason, Message: msg}, c.now())
-	if vmi != nil && vmi.Status.MigrationState != nil && vmi.Status.MigrationState.MigrationUID == m.UID {
+	if vmi != nil && names(vmi.Status.MigrationState, m.UID) {
 		next.Status.MigrationState = vmi.Status.MigrationState.DeepCopy()
 	}
 	if err := c.writeStatus(ctx, m, next); err != nil {
@@ -113,7 +113,7 @@ func (c *Controller) cleanUp(ctx context.Context, m *virtv1.VirtualMachineInstan
 		return err
 	}
 	ms := vmi.Status.MigrationState
-	ours := ms != nil && ms.MigrationUID == m.UID
+	ours := names(ms, m.UID)
 	next := vmi.DeepCopy()
 	if m.Status.Phase == virtv1.MigrationSucceeded {
 		if ours && ms.SourcePod != "" && ms.SourcePod != targetName {

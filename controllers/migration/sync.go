@@ -44,6 +44,14 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if m.DeletionTimestamp == nil && !finalizer.Has(m, virtv1.MigrationFinalizer) {
 		return 0, c.addFinalizer(ctx, m)
 	}
+	if handedOver(m) && !names(vmi.Status.MigrationState, m.UID) {
+		// The hand-over writes the VMI, then the migration's phase. The two
+		// reach this cache through two watches, so the phase can come first:
+		// a cached VMI without the state proves nothing. The API decides.
+		if vmi, err = c.liveVMI(ctx, vmi); err != nil || vmi == nil {
+			return 0, err
+		}
+	}
 	if m.DeletionTimestamp != nil {
 		if done, err := c.cancel(ctx, m, vmi); done || err != nil {
 			return 0, err
@@ -59,6 +67,33 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	default:
 		return 0, c.syncHandedOver(ctx, m, vmi)
 	}
+}
+
+// handedOver says the VMI named m's target before m's phase was written.
+func handedOver(m *virtv1.VirtualMachineInstanceMigration) bool {
+	switch m.Status.Phase {
+	case virtv1.MigrationPreparingTarget, virtv1.MigrationTargetReady, virtv1.MigrationRunning:
+		return true
+	}
+	return false
+}
+
+// names says the migration state is the one of migration uid.
+func names(ms *virtv1.VirtualMachineInstanceMigrationState, uid types.UID) bool {
+	return ms != nil && ms.MigrationUID == uid
+}
+
+// liveVMI reads vmi from the API rather than the cache; nil if it is gone
+// (its informer's delete event requeues the migration).
+func (c *Controller) liveVMI(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*virtv1.VirtualMachineInstance, error) {
+	live, err := c.virt.VirtualizationV1().VirtualMachineInstances(vmi.Namespace).Get(ctx, vmi.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	return live, nil
 }
 
 // syncPending starts the migration once the limits let it: the target pod.
@@ -127,7 +162,7 @@ func (c *Controller) syncTarget(ctx context.Context, m *virtv1.VirtualMachineIns
 			return 0, err
 		}
 		c.event(m, vmi, corev1.EventTypeNormal, ReasonPreparingTarget,
-			fmt.Sprintf("Target pod %s is ready on node %s; its node prepares the target", pod.Name, pod.Spec.NodeName))
+			fmt.Sprintf("Target pod %s runs on node %s; its node prepares the target", pod.Name, pod.Spec.NodeName))
 		return 0, c.setPhase(ctx, m, virtv1.MigrationPreparingTarget, ms)
 	case st.progress == targetScheduled && m.Status.Phase == virtv1.MigrationScheduling:
 		return st.recheckAfter, c.setPhase(ctx, m, virtv1.MigrationScheduled, nil)
@@ -138,7 +173,7 @@ func (c *Controller) syncTarget(ctx context.Context, m *virtv1.VirtualMachineIns
 // syncHandedOver follows the nodes' progress in the VMI's migrationState.
 func (c *Controller) syncHandedOver(ctx context.Context, m *virtv1.VirtualMachineInstanceMigration, vmi *virtv1.VirtualMachineInstance) error {
 	ms := vmi.Status.MigrationState
-	if ms == nil || ms.MigrationUID != m.UID {
+	if !names(ms, m.UID) {
 		return c.fail(ctx, m, vmi, reasonStateLost, "the VMI's migrationState no longer names this migration")
 	}
 	switch {
@@ -185,7 +220,7 @@ func (c *Controller) syncHandedOver(ctx context.Context, m *virtv1.VirtualMachin
 // the migration through the usual path. done says nothing else is to do.
 func (c *Controller) cancel(ctx context.Context, m *virtv1.VirtualMachineInstanceMigration, vmi *virtv1.VirtualMachineInstance) (bool, error) {
 	ms := vmi.Status.MigrationState
-	ours := ms != nil && ms.MigrationUID == m.UID
+	ours := names(ms, m.UID)
 	if ours && (ms.Completed || ms.Failed) {
 		return false, nil // the end is reported; the phase machine records it
 	}

@@ -59,11 +59,11 @@ func examineTarget(pod *corev1.Pod, cfg Config, now time.Time) targetState {
 	if pod.Spec.NodeName != "" {
 		progress = targetScheduled
 	}
-	// The launcher's startup probe passed (it serves its socket): the
+	// The launcher runs (the target's node waits for it to serve): the
 	// pod's own Ready waits for the guest-in-pod gate, which opens only
 	// once the guest has arrived, and the container's for a readiness
 	// probe of the guest.
-	if progress == targetScheduled && pod.Status.Phase == corev1.PodRunning && vmipod.LauncherStarted(pod) {
+	if progress == targetScheduled && pod.Status.Phase == corev1.PodRunning && vmipod.LauncherRunning(pod) {
 		return targetState{progress: targetReady}
 	}
 	if left := pod.CreationTimestamp.Add(cfg.PendingTimeout).Sub(now); left > 0 {
