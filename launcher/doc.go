@@ -10,7 +10,8 @@
 // volumes' files), hypervisor (libvirt), kvm (hardware virtualisation),
 // supervisor (the domain's lifecycle and final state), lease (the guests'
 // DHCP servers), guestagent (what the guest agent reports), server (the gRPC
-// façade over those three), imagecopy (the init containers' copy tool).
+// façade over those three), imagecopy (the tool the pod's file-only images
+// run to hold their files), kernelboot (links to the kernel-boot files).
 //
 // Packages under launcher/ must not import controllers/, node/ or
 // apiserver/: the launcher knows the other components only through its

@@ -44,6 +44,11 @@ type Options struct {
 	// ContainerDisks are the containerDisk volumes, whose containers'
 	// records the launcher waits for before it marks its pod ready.
 	ContainerDisks []string
+	// KernelBootFiles are the files (layout.KernelName, InitrdName) the
+	// kernel-boot image's container offers (kernelboot.Link): the launcher
+	// links them below KernelBootDir before it marks its pod ready. None:
+	// the files are in KernelBootDir already, or there is no kernel boot.
+	KernelBootFiles []string
 	// LibvirtURI empty means the embedded driver rooted in PrivateDir.
 	LibvirtURI string
 	// CapabilitiesSeedDir holds the image's read-only QEMU capabilities
@@ -63,6 +68,9 @@ type Options struct {
 	// host UUID, its socket at layout.MigrationLibvirtSocket) instead of
 	// the embedded driver, to receive its guest by live migration.
 	MigrationTarget bool
+	// StartupTimeout bounds the launcher's start, to its ready file: past
+	// it the launcher exits failed, saying what it still waited for.
+	StartupTimeout time.Duration
 	// Linger is how long the launcher keeps serving after its domain ended,
 	// for a node daemon that reconnects to ask how it ended.
 	Linger time.Duration
@@ -73,6 +81,10 @@ type Options struct {
 	GuestProbe string
 	// GuestProbeTimeout is the probe's timeoutSeconds.
 	GuestProbeTimeout int32
+
+	// exit ends the process when the start takes too long (os.Exit; tests
+	// replace it).
+	exit func(int)
 }
 
 // NewOptions returns the defaults of a launcher in its pod.
@@ -90,6 +102,7 @@ func NewOptions() *Options {
 		CapabilitiesSeedDir: layout.CapabilitiesSeedDir,
 		ProbeTimeout:        2 * time.Minute,
 		Linger:              3 * time.Second,
+		StartupTimeout:      layout.StartupTimeout,
 	}
 }
 
@@ -110,6 +123,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AccessDir, "access-dir", o.AccessDir, "parent of the access credentials' secret mounts (<dir>/<index>)")
 	fs.StringArrayVar(&o.ContainerDisks, "container-disk", o.ContainerDisks,
 		"a containerDisk volume (repeated for each): the launcher is ready only once its container has written <disks-dir>/<volume>/containerdisk.json")
+	fs.StringArrayVar(&o.KernelBootFiles, "kernel-boot-file", o.KernelBootFiles,
+		"a file of the kernel-boot image, kernel or initrd (repeated for each): the launcher is ready only once it linked it to what its container offers in <kernel-boot-dir>/<file>.json")
 	fs.StringVar(&o.LibvirtURI, "libvirt-uri", o.LibvirtURI,
 		"libvirt URI; empty: the embedded QEMU driver, qemu:///embed?root=<private-dir>/libvirt (another URI may point at a private libvirtd)")
 	fs.StringVar(&o.CapabilitiesSeedDir, "capabilities-seed-dir", o.CapabilitiesSeedDir,
@@ -121,6 +136,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", o.ProbeTimeout, "how long --probe-node may take before it fails")
 	fs.BoolVar(&o.MigrationTarget, "migration-target", o.MigrationTarget,
 		"receive the guest by live migration: run a private libvirtd (random host UUID, only the QEMU driver) on <private-dir>/mig/libvirt instead of the embedded driver; Sync is refused until the guest arrived")
+	fs.DurationVar(&o.StartupTimeout, "startup-timeout", o.StartupTimeout,
+		"how long the launcher may take to get ready (its socket served, its kernel-boot files and container disks there) before it exits failed")
 	fs.DurationVar(&o.Linger, "linger", o.Linger, "how long to keep serving GetDomain after the domain ended, before exiting")
 	fs.StringVar(&o.GuestProbe, "guest-probe", o.GuestProbe,
 		"run one probe through the guest agent by asking this pod's launcher, and exit 0 when it passed: ping, or exec with the command as the arguments after --")
@@ -138,10 +155,17 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--private-dir is required")
 	case o.Linger < 0:
 		return fmt.Errorf("--linger must not be negative")
+	case o.StartupTimeout <= 0:
+		return fmt.Errorf("--startup-timeout must be positive")
 	case o.MigrationTarget && o.LibvirtURI != "":
 		return fmt.Errorf("--migration-target runs its own libvirtd: --libvirt-uri must be empty")
 	case slices.Contains(o.ContainerDisks, ""):
 		return fmt.Errorf("--container-disk must name a volume")
+	}
+	for _, f := range o.KernelBootFiles {
+		if f != layout.KernelName && f != layout.InitrdName {
+			return fmt.Errorf("--kernel-boot-file must be %s or %s, not %q", layout.KernelName, layout.InitrdName, f)
+		}
 	}
 	return nil
 }

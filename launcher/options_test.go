@@ -16,6 +16,7 @@ func TestOptions(t *testing.T) {
 		"no uid":         {[]string{"--vmi-namespace=ns", "--vmi-name=vm"}, "are required"},
 		"negative grace": {[]string{"--vmi-namespace=ns", "--vmi-name=vm", "--vmi-uid=u", "--grace-period-seconds=-1"}, "must not be negative"},
 		"no private dir": {[]string{"--vmi-namespace=ns", "--vmi-name=vm", "--vmi-uid=u", "--private-dir="}, "--private-dir"},
+		"no start bound": {[]string{"--vmi-namespace=ns", "--vmi-name=vm", "--vmi-uid=u", "--startup-timeout=0s"}, "--startup-timeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions()

@@ -41,7 +41,7 @@ func (o *Options) WriteNodeFacts(ctx context.Context, out string) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		conn, info, err := p.openLibvirt(ctx)
+		conn, info, err := p.openLibvirt(ctx, nil)
 		if err == nil {
 			conn.Close()
 		}

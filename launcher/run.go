@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"kubevirt.dev/virt/launcher/domain"
 	"kubevirt.dev/virt/launcher/guestprobe"
 	"kubevirt.dev/virt/launcher/hypervisor"
+	"kubevirt.dev/virt/launcher/kernelboot"
 	"kubevirt.dev/virt/launcher/kvm"
 	"kubevirt.dev/virt/launcher/layout"
 	"kubevirt.dev/virt/launcher/logrotation"
@@ -61,6 +63,9 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(signals)
 
+	isReady := make(chan struct{})
+	defer o.startWatchdog(ctx, isReady).Stop()
+
 	socket := layout.LauncherSocket(o.PrivateDir)
 	ready := layout.ReadyFile(o.PrivateDir)
 	for _, stale := range []string{ready, socket} {
@@ -78,6 +83,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		return apiv1.ExitFailure, fmt.Errorf("create migration directory: %w", err)
 	}
 	var daemonExited <-chan struct{}
+	var daemonSeeded *hypervisor.Seeded
 	libvirtRoot := layout.LibvirtRoot(o.PrivateDir)
 	qemuLogDir := filepath.Join(libvirtRoot, "log", "qemu")
 	if o.MigrationTarget {
@@ -92,6 +98,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		}
 		defer d.Stop()
 		daemonExited = d.Exited()
+		daemonSeeded = &d.Seeded
 		o.LibvirtURI = hypervisor.DaemonURI(d.Socket)
 		qemuLogDir = hypervisor.DaemonQEMULogDir(d.Root)
 		logger.Info("Private libvirtd started", "socket", d.Socket, "elapsed", time.Since(start))
@@ -102,7 +109,7 @@ func (o *Options) run(ctx context.Context) (int, error) {
 		}()
 	}
 
-	conn, info, err := o.openLibvirt(ctx)
+	conn, info, err := o.openLibvirt(ctx, daemonSeeded)
 	if err != nil {
 		return apiv1.ExitFailure, err
 	}
@@ -178,13 +185,14 @@ func (o *Options) run(ctx context.Context) (int, error) {
 			if err != nil {
 				return apiv1.ExitFailure, err
 			}
+			close(isReady)
 			logger.Info("Ready", "containerDisks", o.ContainerDisks, "elapsed", time.Since(start))
 		case sig := <-signals:
 			if !srv.Started() || srv.Final() != nil {
 				logger.Info("Signal without a running domain, exiting", "signal", sig)
 				if missing, _ := disk.MissingRecords(o.DisksDir, o.ContainerDisks); len(missing) > 0 {
-					// The kubelet's startup probe gave up, or the pod
-					// was deleted, while a container disk's image was
+					// The pod was deleted, or a VMI probe's startup
+					// probe gave up, while a container disk's image was
 					// still not running: say so in the pod's status.
 					termination.Write(fmt.Sprintf("ended before the containers of container disks %v wrote their records (image not pulled or container not started?)", missing))
 				}
@@ -211,10 +219,57 @@ func (o *Options) run(ctx context.Context) (int, error) {
 	}
 }
 
-// markReady writes the ready file, which the launcher container's startup
-// probe looks for, once every container disk's record is there
-// (disk.WaitForContainerDisks). The file holds the domain name.
+// startWatchdog bounds the launcher's start: unless isReady is closed
+// within StartupTimeout, the process exits failed, its termination message
+// saying what it still waited for. The kubelet's startup probe did this
+// for every pod, one exec a second until the launcher was ready; the
+// launcher needs none to know. A timer, not a context: a hang may be in a
+// libvirt call that takes none.
+func (o *Options) startWatchdog(ctx context.Context, isReady <-chan struct{}) *time.Timer {
+	return time.AfterFunc(o.StartupTimeout, func() { o.giveUpUnlessReady(ctx, isReady) })
+}
+
+// giveUpUnlessReady ends the process failed unless isReady is closed.
+func (o *Options) giveUpUnlessReady(ctx context.Context, isReady <-chan struct{}) {
+	select {
+	case <-isReady:
+		return
+	default:
+	}
+	msg := o.notReadyMessage()
+	klog.FromContext(ctx).Error(nil, "Giving up", "reason", msg)
+	termination.Write(msg)
+	exit := o.exit
+	if exit == nil {
+		exit = os.Exit
+	}
+	exit(apiv1.ExitFailure)
+}
+
+// notReadyMessage says why the launcher is not ready after StartupTimeout:
+// the volumes whose containers have not offered them, or libvirt.
+func (o *Options) notReadyMessage() string {
+	msg := fmt.Sprintf("not ready %s after its start", o.StartupTimeout)
+	var waits []string
+	if missing := kernelboot.Missing(o.KernelBootDir, o.KernelBootFiles); len(missing) > 0 {
+		waits = append(waits, fmt.Sprintf("the kernel-boot container has not offered %v", missing))
+	}
+	if missing, _ := disk.MissingRecords(o.DisksDir, o.ContainerDisks); len(missing) > 0 {
+		waits = append(waits, fmt.Sprintf("the containers of container disks %v have not written their records", missing))
+	}
+	if len(waits) == 0 {
+		return msg + ": libvirt did not start (see the container's log)"
+	}
+	return msg + ": " + strings.Join(waits, "; ") + " (image not pulled or container not started?)"
+}
+
+// markReady writes the ready file, which the node waits for, once the kernel-boot files are linked (kernelboot.Link)
+// and every container disk's record is there (disk.WaitForContainerDisks).
+// The file holds the domain name.
 func (o *Options) markReady(ctx context.Context, ready, domainName string) error {
+	if err := kernelboot.Link(ctx, o.KernelBootDir, o.KernelBootFiles, disk.RecordInterval); err != nil {
+		return err
+	}
 	if err := disk.WaitForContainerDisks(ctx, o.DisksDir, o.ContainerDisks, disk.RecordInterval); err != nil {
 		return fmt.Errorf("wait for container disks %v: %w", o.ContainerDisks, err)
 	}
@@ -226,7 +281,8 @@ func (o *Options) markReady(ctx context.Context, ready, domainName string) error
 
 // openLibvirt connects to libvirt, preparing the embedded driver's root and
 // seeding its capabilities cache from the image, and describes what it found.
-func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.InfoResponse, error) {
+// daemonSeeded is what StartDaemon seeded when libvirt is a private daemon.
+func (o *Options) openLibvirt(ctx context.Context, daemonSeeded *hypervisor.Seeded) (*hypervisor.Conn, *apiv1.InfoResponse, error) {
 	logger := klog.FromContext(ctx)
 	uri := o.LibvirtURI
 	if uri == "" {
@@ -234,6 +290,9 @@ func (o *Options) openLibvirt(ctx context.Context) (*hypervisor.Conn, *apiv1.Inf
 	}
 	root := hypervisor.EmbedRoot(uri)
 	var seeded hypervisor.Seeded
+	if daemonSeeded != nil {
+		seeded = *daemonSeeded
+	}
 	if root != "" {
 		if err := checkQEMUUser(); err != nil {
 			return nil, nil, err

@@ -7,19 +7,55 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/kubectl/pkg/util/qos"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
-// containerDiskResources are the requests and limits of a container-disk
-// container: virt-imagecopy hold, a static Go program that sleeps and looks
-// at /proc once a second (about 3 MiB resident). The guest's reads of the
-// disk are QEMU's, charged to the compute container. Requests equal limits,
-// so the container leaves the pod's QoS class to the compute container.
-var containerDiskResources = corev1.ResourceList{
+// holderResources are the requests of a container that holds files for the
+// launcher (kernel boot, container disks): virt-imagecopy hold, a static Go
+// program that sleeps and looks at /proc once a second (about 3 MiB
+// resident). The guest's reads of the files are QEMU's, charged to the
+// compute container.
+var holderResources = corev1.ResourceList{
 	corev1.ResourceCPU:    resource.MustParse("10m"),
 	corev1.ResourceMemory: resource.MustParse("16Mi"),
+}
+
+// holderCPULimit is a holder's CPU limit outside Guaranteed pods. A limit
+// of 10m is a CFS quota of 1 ms per 100 ms: the runtime's start of the
+// container and the tool's own start took 2 s each under it (measured), on
+// the critical path of every start, where the launcher waits for the
+// holders' records. 200m makes that a tenth of a second, and still bounds
+// the container; a limit there must be (a ResourceQuota on limits.cpu
+// refuses a pod with a container without one).
+var holderCPULimit = resource.MustParse("200m")
+
+// holderRequirements are holderResources as requests, and as limits the
+// memory and holderCPULimit; in a pod of the Guaranteed QoS class the
+// limits are the requests, so that the holders leave the pod's class to
+// the compute container (and start slower).
+func holderRequirements(compute corev1.ResourceRequirements) corev1.ResourceRequirements {
+	r := corev1.ResourceRequirements{
+		Requests: holderResources.DeepCopy(),
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    holderCPULimit.DeepCopy(),
+			corev1.ResourceMemory: holderResources[corev1.ResourceMemory].DeepCopy(),
+		},
+	}
+	if guaranteed(compute) {
+		r.Limits = holderResources.DeepCopy()
+	}
+	return r
+}
+
+// guaranteed reports whether a container with r is of the Guaranteed QoS
+// class, by Kubernetes' own rule (the compute container's requests are
+// always given: Resources).
+func guaranteed(r corev1.ResourceRequirements) bool {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: r}}}}
+	return qos.ComputePodQOS(pod) == corev1.PodQOSGuaranteed
 }
 
 // containerDisks are the containers that hold the container disks, one per
@@ -30,10 +66,10 @@ var containerDiskResources = corev1.ResourceList{
 // waits until the launcher has gone. The launcher puts a qcow2 overlay in
 // the disks volume over /proc/<pid>/root/<path>; the guest writes there.
 //
-// Regular containers, not init containers: the launcher starts meanwhile,
+// Regular containers, not init containers: the launcher starts before them,
 // and the disk stays in place for as long as the guest runs. The pod's
 // single user and shared PID namespace are what make the disk reachable.
-func containerDisks(vmi *virtv1.VirtualMachineInstance) []corev1.Container {
+func containerDisks(vmi *virtv1.VirtualMachineInstance, compute corev1.ResourceRequirements) []corev1.Container {
 	var containers []corev1.Container
 	for i, vol := range vmi.Spec.Volumes {
 		cd := vol.ContainerDisk
@@ -49,10 +85,7 @@ func containerDisks(vmi *virtv1.VirtualMachineInstance) []corev1.Container {
 			Image:           cd.Image,
 			ImagePullPolicy: cd.ImagePullPolicy,
 			Command:         []string{toolPath(), "hold", src, layout.ContainerDiskRecord(layout.DisksDir, vol.Name), LauncherBinary},
-			Resources: corev1.ResourceRequirements{
-				Requests: containerDiskResources.DeepCopy(),
-				Limits:   containerDiskResources.DeepCopy(),
-			},
+			Resources:       holderRequirements(compute),
 			VolumeMounts: []corev1.VolumeMount{readOnlyToolsMount(),
 				{Name: layout.DisksVolume, MountPath: layout.DisksDir}},
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -12,9 +12,9 @@ import (
 	"kubevirt.dev/virt/launcher/layout"
 )
 
-// A VMI with a container disk gets an init container that installs
-// virt-imagecopy, the launcher, which gets /dev/net/tun from virt-handler's
-// device plugin, and beside it the disk's image, running virt-imagecopy hold:
+// A VMI with a container disk gets the launcher, which gets /dev/net/tun
+// from virt-handler's device plugin and installs virt-imagecopy (a postStart
+// hook), and beside it the disk's image, running virt-imagecopy hold:
 // the launcher puts a writable overlay over the disk in that container, and
 // nothing is copied.
 func ExampleNew() {
@@ -31,7 +31,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+	for _, c := range pod.Spec.Containers {
 		fmt.Println(c.Name, c.Command)
 	}
 	res := pod.Spec.Containers[0].Resources
@@ -39,7 +39,6 @@ func ExampleNew() {
 	tun := res.Limits.Name(layout.TunResourceName, resource.DecimalSI)
 	fmt.Println(layout.TunResourceName, "limit:", tun.String())
 	// Output:
-	// virt-tools [/usr/bin/virt-imagecopy install /var/run/virt-tools]
 	// compute [/usr/bin/virt-launcher]
 	// volume-root [/var/run/virt-tools/virt-imagecopy hold /disk /var/run/virt-disks/root/containerdisk.json /usr/bin/virt-launcher]
 	// memory request: 361Mi grace: 45

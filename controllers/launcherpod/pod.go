@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,6 @@ import (
 
 // Container names of the launcher pod.
 const (
-	ToolsContainer      = "virt-tools"
 	KernelBootContainer = "kernel-boot"
 	// containerDiskPrefix + volume name is the container that holds a
 	// container disk for the launcher.
@@ -28,9 +28,9 @@ const (
 // that needs CAP_NET_BIND_SERVICE; the pod sets it to 0.
 const UnprivilegedPortStartSysctl = "net.ipv4.ip_unprivileged_port_start"
 
-// StartupTimeoutSeconds bounds a launcher's start: libvirt probing QEMU's
-// capabilities with a cold cache takes tens of seconds on a loaded node.
-const StartupTimeoutSeconds = 300
+// StartupTimeoutSeconds bounds a launcher's start (layout.StartupTimeout):
+// the launcher's own bound, and its startup probe's when it has one.
+const StartupTimeoutSeconds = int32(layout.StartupTimeout / time.Second)
 
 // Paths of the binaries the launcher image ships.
 const (
@@ -102,32 +102,18 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			"--vmi-name", vmi.Name,
 			"--vmi-uid", string(vmi.UID),
 			"--grace-period-seconds", strconv.FormatInt(grace, 10),
-		}, containerDiskArgs(vmi)...),
+		}, append(containerDiskArgs(vmi), kernelBootArgs(vmi)...)...),
+		// Before the kubelet starts the next container, which runs them.
+		Lifecycle:     installTools(vmi),
 		Resources:     resources,
 		VolumeMounts:  v.computeMounts,
 		VolumeDevices: v.computeDevices,
-		// The launcher is ready once it serves its socket and every
-		// container disk's container has written its record (so the
-		// node's Sync never waits for a volume): that readiness is what
-		// virt-controller waits for before handing the VMI to the node.
-		// No probe of its own on the container-disk containers: each
-		// would exec once more, and its period would come on top.
-		// A startup probe, not a readiness probe: it stops once it passed,
-		// where a readiness probe would exec every second for the pod's
-		// whole life (40 ms of CPU per pod per second measured, more than
-		// thirty guests' QEMUs together). A launcher not ready after
-		// StartupTimeoutSeconds is killed, and its VMI fails.
-		StartupProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{
-				Exec: &corev1.ExecAction{Command: []string{"cat", layout.ReadyFile(layout.PrivateDir)}},
-			},
-			PeriodSeconds:    1,
-			FailureThreshold: StartupTimeoutSeconds,
-		},
-		// The VMI's probes check the guest once the startup probe passed
-		// (guestProbe). The hand-off waits for the startup probe only
-		// (vmipod.LauncherStarted): a guest probe cannot pass before the
-		// node started the guest.
+		// The VMI's probes check the guest, not before the launcher is
+		// ready (startupProbe). The hand-off waits for none of them
+		// (vmipod.LauncherRunning): the node waits for the launcher's
+		// ready file, and a guest probe cannot pass before the node
+		// started the guest.
+		StartupProbe:             startupProbe(vmi),
 		ReadinessProbe:           guestProbe(vmi, vmi.Spec.ReadinessProbe),
 		LivenessProbe:            guestProbe(vmi, vmi.Spec.LivenessProbe),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -184,11 +170,15 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			Subdomain:             vmi.Spec.Subdomain,
 			ImagePullSecrets:      v.pullSecrets,
 			SecurityContext:       podSecurityContext(cfg.RunAsUser),
-			InitContainers:        initContainers(vmi, cfg),
-			// The launcher first: the kubelet starts the containers in
-			// this order, so libvirt starts while the container-disk
-			// images are pulled.
-			Containers: append([]corev1.Container{compute}, containerDisks(vmi)...),
+			// No init containers: each would cost the pod's start a
+			// second or so (the kubelet notices one has ended at its
+			// next relist of the runtime's containers). The launcher
+			// first: the kubelet starts the containers in this order,
+			// each after the one before has started and run its
+			// postStart hook, so libvirt starts while the images of
+			// the kernel boot and container disks are pulled, and the
+			// tools they run are installed before they start.
+			Containers: append(append([]corev1.Container{compute}, kernelBootContainer(vmi, resources)...), containerDisks(vmi, resources)...),
 			// Ready only where the guest runs (controllers/guestpod): a
 			// Service never sends the guest's traffic to a migration's
 			// target before the switch-over, nor to its source after.
@@ -228,41 +218,70 @@ func nodeSelector(vmi *virtv1.VirtualMachineInstance) map[string]string {
 	return sel
 }
 
-// initContainers install the tool, then copy the kernel-boot files into their
-// emptyDir, so that the launcher finds them where layout says before it
-// starts. Container disks are not copied: see containerDisks.
-func initContainers(vmi *virtv1.VirtualMachineInstance, cfg Config) []corev1.Container {
-	toolsMount := corev1.VolumeMount{Name: layout.ToolsVolume, MountPath: layout.ToolsDir}
+// installTools is the postStart hook that installs virt-imagecopy, from the
+// launcher's image, into the tools volume, for the containers of images
+// that hold nothing but files (kernel boot, container disks) to run: the
+// kubelet starts the next container of the pod only once the hook has
+// returned. nil when the pod has no such container.
+func installTools(vmi *virtv1.VirtualMachineInstance) *corev1.Lifecycle {
+	if kernelBoot(vmi) == nil && len(containerDiskArgs(vmi)) == 0 {
+		return nil
+	}
+	return &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{
+		Exec: &corev1.ExecAction{Command: []string{ImageCopyBinary, "install", layout.ToolsDir}},
+	}}
+}
 
-	containers := []corev1.Container{{
-		Name:                     ToolsContainer,
-		Image:                    cfg.LauncherImage,
-		ImagePullPolicy:          cfg.LauncherPullPolicy,
-		Command:                  []string{ImageCopyBinary, "install", layout.ToolsDir},
-		VolumeMounts:             []corev1.VolumeMount{toolsMount},
+// kernelBootContainer holds the kernel-boot image's kernel and initrd for
+// the launcher, which links them (kernelboot.Link) where the domain opens
+// them, as a container disk's container holds its disk: nothing is copied.
+func kernelBootContainer(vmi *virtv1.VirtualMachineInstance, compute corev1.ResourceRequirements) []corev1.Container {
+	kb := kernelBoot(vmi)
+	if kb == nil {
+		return nil
+	}
+	cmd := []string{toolPath(), "hold"}
+	for _, f := range kernelBootFiles(kb) {
+		cmd = append(cmd, f.path, layout.KernelBootRecord(layout.KernelBootDir, f.name))
+	}
+	return []corev1.Container{{
+		Name:            KernelBootContainer,
+		Image:           kb.Image,
+		ImagePullPolicy: kb.ImagePullPolicy,
+		Command:         append(cmd, LauncherBinary),
+		Resources:       holderRequirements(compute),
+		VolumeMounts: []corev1.VolumeMount{readOnlyToolsMount(),
+			{Name: layout.KernelBootVolume, MountPath: layout.KernelBootDir}},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          containerSecurityContext(),
 	}}
-	if kb := kernelBoot(vmi); kb != nil {
-		cmd := []string{toolPath(), "copy"}
-		if kb.KernelPath != "" {
-			cmd = append(cmd, kb.KernelPath, layout.Kernel(layout.KernelBootDir))
-		}
-		if kb.InitrdPath != "" {
-			cmd = append(cmd, kb.InitrdPath, layout.Initrd(layout.KernelBootDir))
-		}
-		containers = append(containers, corev1.Container{
-			Name:            KernelBootContainer,
-			Image:           kb.Image,
-			ImagePullPolicy: kb.ImagePullPolicy,
-			Command:         cmd,
-			VolumeMounts: []corev1.VolumeMount{readOnlyToolsMount(),
-				{Name: layout.KernelBootVolume, MountPath: layout.KernelBootDir}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			SecurityContext:          containerSecurityContext(),
-		})
+}
+
+// kernelBootArgs name the files the kernel-boot container offers to the
+// launcher, which marks its pod ready only once it linked them.
+func kernelBootArgs(vmi *virtv1.VirtualMachineInstance) []string {
+	var args []string
+	for _, f := range kernelBootFiles(kernelBoot(vmi)) {
+		args = append(args, "--kernel-boot-file", f.name)
 	}
-	return containers
+	return args
+}
+
+// kernelBootFile is a file of a kernel-boot image: its name below
+// layout.KernelBootDir and its path in the image.
+type kernelBootFile struct{ name, path string }
+
+// kernelBootFiles are the files kb names (none for nil): the initrd only
+// when the image has one.
+func kernelBootFiles(kb *virtv1.KernelBootContainer) []kernelBootFile {
+	var files []kernelBootFile
+	if kb != nil && kb.KernelPath != "" {
+		files = append(files, kernelBootFile{layout.KernelName, kb.KernelPath})
+	}
+	if kb != nil && kb.InitrdPath != "" {
+		files = append(files, kernelBootFile{layout.InitrdName, kb.InitrdPath})
+	}
+	return files
 }
 
 func kernelBoot(vmi *virtv1.VirtualMachineInstance) *virtv1.KernelBootContainer {

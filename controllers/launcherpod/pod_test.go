@@ -104,13 +104,9 @@ func TestNewMinimal(t *testing.T) {
 		t.Errorf("pod sysctls %v, want %v", sc.Sysctls, want)
 	}
 
-	if len(spec.InitContainers) != 1 {
-		t.Fatalf("init containers %v, want only the tools installer", spec.InitContainers)
-	}
-	tools := spec.InitContainers[0]
-	if tools.Name != ToolsContainer || tools.Image != testConfig.LauncherImage ||
-		!slices.Equal(tools.Command, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}) {
-		t.Errorf("tools container %+v", tools)
+	// No init container: each costs the start a relist of the kubelet.
+	if len(spec.InitContainers) != 0 {
+		t.Errorf("init containers %v, want none", spec.InitContainers)
 	}
 
 	if len(spec.Containers) != 1 {
@@ -124,8 +120,14 @@ func TestNewMinimal(t *testing.T) {
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("args %v, want %v", c.Args, wantArgs)
 	}
-	if p := c.StartupProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"cat", "/var/run/virt/launcher.ready"}) || p.PeriodSeconds != 1 {
-		t.Errorf("startup probe %+v", p)
+	// The launcher bounds its own start; an exec a second would be paid
+	// for nothing.
+	if c.StartupProbe != nil {
+		t.Errorf("startup probe %+v on a VMI without probes", c.StartupProbe)
+	}
+	// Nothing to install the tools for.
+	if c.Lifecycle != nil {
+		t.Errorf("lifecycle hooks %+v of a launcher without kernel boot or container disks", c.Lifecycle)
 	}
 	if c.ReadinessProbe != nil || c.LivenessProbe != nil {
 		t.Errorf("a probe that runs for the pod's whole life costs CPU on every node: readiness %+v liveness %+v", c.ReadinessProbe, c.LivenessProbe)
@@ -134,7 +136,7 @@ func TestNewMinimal(t *testing.T) {
 		csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("compute security context %+v", csc)
 	}
-	wantMounts := map[string]string{layout.PrivateVolume: layout.PrivateDir, layout.DisksVolume: layout.DisksDir}
+	wantMounts := map[string]string{layout.PrivateVolume: layout.PrivateDir, layout.DisksVolume: layout.DisksDir, layout.ToolsVolume: layout.ToolsDir}
 	if d := cmp.Diff(wantMounts, mounts(c)); d != "" {
 		t.Errorf("compute mounts (-want +got):\n%s", d)
 	}
@@ -184,9 +186,9 @@ func TestNewTunDevice(t *testing.T) {
 			res := pod.Spec.Containers[0].Resources
 			compare(t, "requests", tt.wantReq, res.Requests)
 			compare(t, "limits", tt.wantLimits, res.Limits)
-			for _, c := range pod.Spec.InitContainers {
-				if len(c.Resources.Requests)+len(c.Resources.Limits) > 0 {
-					t.Errorf("init container %s has resources %+v: only the launcher opens the device", c.Name, c.Resources)
+			for _, c := range pod.Spec.Containers[1:] {
+				if _, ok := c.Resources.Limits[layout.TunResourceName]; ok {
+					t.Errorf("container %s has resources %+v: only the launcher opens the device", c.Name, c.Resources)
 				}
 			}
 		})
@@ -224,19 +226,22 @@ func TestNewVolumes(t *testing.T) {
 		}
 		return out
 	}
-	// The kernel-boot files are small and copied; container disks are not.
-	wantInit := []container{
-		{"virt-tools", "virt-launcher:dev", corev1.PullIfNotPresent, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}},
-		{"kernel-boot", "kernel:1", "", []string{"/var/run/virt-tools/virt-imagecopy", "copy",
-			"/boot/vmlinuz", "/var/run/virt-kernel-boot/kernel", "/boot/initrd", "/var/run/virt-kernel-boot/initrd"}},
+	if len(pod.Spec.InitContainers) != 0 {
+		t.Errorf("init containers %v, want none", list(pod.Spec.InitContainers))
 	}
-	if d := cmp.Diff(wantInit, list(pod.Spec.InitContainers)); d != "" {
-		t.Errorf("init containers (-want +got):\n%s", d)
+	// The launcher installs the tools the next containers run before the
+	// kubelet starts them.
+	if h := pod.Spec.Containers[0].Lifecycle; h == nil || h.PostStart == nil || h.PostStart.Exec == nil ||
+		!slices.Equal(h.PostStart.Exec.Command, []string{"/usr/bin/virt-imagecopy", "install", "/var/run/virt-tools"}) {
+		t.Errorf("compute lifecycle %+v, want a postStart hook installing the tools", h)
 	}
-	// Each container disk's image runs beside the launcher, holding its
-	// disk until the launcher has gone.
+	// The kernel-boot image and each container disk's run beside the
+	// launcher, holding their files until the launcher has gone: nothing
+	// is copied.
 	wantContainers := []container{
 		{"compute", "virt-launcher:dev", corev1.PullIfNotPresent, []string{"/usr/bin/virt-launcher"}},
+		{"kernel-boot", "kernel:1", "", []string{"/var/run/virt-tools/virt-imagecopy", "hold",
+			"/boot/vmlinuz", "/var/run/virt-kernel-boot/kernel.json", "/boot/initrd", "/var/run/virt-kernel-boot/initrd.json", "/usr/bin/virt-launcher"}},
 		{"volume-root", "disk:1", corev1.PullNever, []string{"/var/run/virt-tools/virt-imagecopy", "hold",
 			"/disk", "/var/run/virt-disks/root/containerdisk.json", "/usr/bin/virt-launcher"}},
 		{"volume-data", "disk:2", "", []string{"/var/run/virt-tools/virt-imagecopy", "hold",
@@ -245,8 +250,9 @@ func TestNewVolumes(t *testing.T) {
 	if d := cmp.Diff(wantContainers, list(pod.Spec.Containers)); d != "" {
 		t.Errorf("containers (-want +got):\n%s", d)
 	}
-	// The launcher is ready only once both records are there.
-	if got, want := pod.Spec.Containers[0].Args[8:], []string{"--container-disk", "root", "--container-disk", "data"}; !slices.Equal(got, want) {
+	// The launcher is ready only once all records are there.
+	if got, want := pod.Spec.Containers[0].Args[8:], []string{"--container-disk", "root", "--container-disk", "data",
+		"--kernel-boot-file", "kernel", "--kernel-boot-file", "initrd"}; !slices.Equal(got, want) {
 		t.Errorf("launcher args after the VMI's: %v, want %v", got, want)
 	}
 	for _, c := range pod.Spec.Containers[1:] {
@@ -254,14 +260,17 @@ func TestNewVolumes(t *testing.T) {
 			{Name: layout.ToolsVolume, MountPath: layout.ToolsDir, ReadOnly: true},
 			{Name: layout.DisksVolume, MountPath: layout.DisksDir},
 		}
+		if c.Name == KernelBootContainer {
+			wantMounts[1] = corev1.VolumeMount{Name: layout.KernelBootVolume, MountPath: layout.KernelBootDir}
+		}
 		if d := cmp.Diff(wantMounts, c.VolumeMounts); d != "" {
 			t.Errorf("%s mounts (-want +got):\n%s", c.Name, d)
 		}
-		// Requests equal to limits: the compute container alone decides
-		// the pod's QoS class.
+		// A CPU limit above the request in a Burstable pod: a 10m quota
+		// slows their start to seconds (TestHolderQOS).
 		want := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
 		compare(t, c.Name+" requests", want, c.Resources.Requests)
-		compare(t, c.Name+" limits", want, c.Resources.Limits)
+		compare(t, c.Name+" limits", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("16Mi")}, c.Resources.Limits)
 		// The pod's user (107) and no capability: what lets the launcher
 		// and QEMU, as the same user, open the disk through
 		// /proc/<pid>/root.
@@ -274,6 +283,7 @@ func TestNewVolumes(t *testing.T) {
 		layout.PrivateVolume:      layout.PrivateDir,
 		layout.DisksVolume:        layout.DisksDir,
 		layout.KernelBootVolume:   layout.KernelBootDir,
+		layout.ToolsVolume:        layout.ToolsDir,
 		"pvc-2":                   "/var/run/virt-pvcs/claim",
 		"cloudinit-3-userdata":    "/var/run/virt-secrets/ci/userdata",
 		"cloudinit-3-networkdata": "/var/run/virt-secrets/ci/networkdata",
@@ -527,6 +537,46 @@ func TestNewScheduling(t *testing.T) {
 			if len(pod.Spec.TopologySpreadConstraints) > 0 &&
 				pod.Spec.TopologySpreadConstraints[0].LabelSelector == vmi.Spec.TopologySpreadConstraints[0].LabelSelector {
 				t.Errorf("the pod shares the VMI's spread constraints' selectors")
+			}
+		})
+	}
+}
+
+// The containers holding files for the launcher leave the pod's QoS class
+// to the compute container: in a Guaranteed pod their requests equal their
+// limits; in any other pod their CPU limit is above their request, and
+// there is one in both (a ResourceQuota on limits.cpu requires it).
+func TestHolderQOS(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		resources  virtv1.ResourceRequirements
+		guaranteed bool
+	}{
+		{name: "burstable", resources: virtv1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}},
+		{name: "guaranteed", guaranteed: true, resources: virtv1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("128Mi")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod, err := New(newVMI(func(v *virtv1.VirtualMachineInstance) {
+				v.Spec.Domain.Resources = tc.resources
+				v.Spec.Volumes = []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "disk:1"}}}}
+				v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{Container: &virtv1.KernelBootContainer{Image: "kernel:1", KernelPath: "/boot/vmlinuz"}}}
+			}), testConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := guaranteed(pod.Spec.Containers[0].Resources); got != tc.guaranteed {
+				t.Fatalf("compute container guaranteed = %v, want %v: %+v", got, tc.guaranteed, pod.Spec.Containers[0].Resources)
+			}
+			for _, c := range pod.Spec.Containers[1:] {
+				if _, ok := c.Resources.Limits[corev1.ResourceCPU]; !ok {
+					t.Errorf("%s: no CPU limit (%+v)", c.Name, c.Resources)
+				}
+				if got := guaranteed(c.Resources); got != tc.guaranteed {
+					t.Errorf("%s: guaranteed %v, want %v (%+v)", c.Name, got, tc.guaranteed, c.Resources)
+				}
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
+	"kubevirt.dev/virt/launcher/layout"
 )
 
 // guestProbe is the probe of the compute container that checks the guest as
@@ -17,7 +18,7 @@ import (
 // which the guest holds under bridge; so the pod's readiness (the Service
 // endpoints) and the kubelet's kill on a liveness failure follow the guest.
 // The kubelet runs neither before the startup probe passed, that is before
-// the launcher serves. A named port is resolved against the VMI's
+// the launcher serves (startupProbe). A named port is resolved against the VMI's
 // interface ports (validation accepts only those), since the container
 // declares none.
 func guestProbe(vmi *virtv1.VirtualMachineInstance, p *virtv1.Probe) *corev1.Probe {
@@ -73,4 +74,25 @@ func probePort(vmi *virtv1.VirtualMachineInstance, port intstr.IntOrString) ints
 		}
 	}
 	return port
+}
+
+// startupProbe holds the VMI's probes back until the launcher is ready (its
+// ready file), so that a liveness probe's failures count from there, as
+// with KubeVirt's initialDelaySeconds; nil for a VMI without probes. The
+// probe also bounds the launcher's start, which the launcher bounds itself
+// (layout.StartupTimeout): it is no more than that because each try is an
+// exec into the container, a container runtime process and its CPU, once
+// a second until the launcher is ready: several per pod when a node starts
+// many at once.
+func startupProbe(vmi *virtv1.VirtualMachineInstance) *corev1.Probe {
+	if vmi.Spec.ReadinessProbe == nil && vmi.Spec.LivenessProbe == nil {
+		return nil
+	}
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{
+			Exec: &corev1.ExecAction{Command: []string{"cat", layout.ReadyFile(layout.PrivateDir)}},
+		},
+		PeriodSeconds:    1,
+		FailureThreshold: StartupTimeoutSeconds,
+	}
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // TestGuestProbes: the VMI's HTTP and TCP probes become the compute
-// container's, a named port resolved against the interfaces' ports; the
-// startup probe stays; the pod never restarts a container in place.
+// container's, a named port resolved against the interfaces' ports, held
+// back by a startup probe; the pod never restarts a container in place.
 func TestGuestProbes(t *testing.T) {
 	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "default", Ports: []virtv1.Port{{Name: "web", Port: 8080}}}}
@@ -31,8 +31,13 @@ func TestGuestProbes(t *testing.T) {
 		t.Errorf("restartPolicy %s: a liveness failure would restart the launcher in place", pod.Spec.RestartPolicy)
 	}
 	c := pod.Spec.Containers[0]
-	if c.Name != layout.ComputeContainer || c.StartupProbe == nil {
-		t.Fatalf("container %s, startup probe %v", c.Name, c.StartupProbe)
+	if c.Name != layout.ComputeContainer {
+		t.Fatalf("container %s, want %s", c.Name, layout.ComputeContainer)
+	}
+	// The guest's probes wait for the launcher's ready file.
+	if p := c.StartupProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"cat", "/var/run/virt/launcher.ready"}) ||
+		p.PeriodSeconds != 1 || p.FailureThreshold != 300 {
+		t.Errorf("startup probe %+v", p)
 	}
 	r := c.ReadinessProbe
 	if r == nil || r.HTTPGet == nil || r.HTTPGet.Port != intstr.FromInt32(8080) || r.HTTPGet.Path != "/healthz" ||

@@ -4,8 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
-
-	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 )
 
 // Size limits of the launcher pod's emptyDirs. The kubelet evicts a pod
@@ -25,12 +23,13 @@ var (
 	// toolsVolumeSizeLimit bounds layout.ToolsVolume: the static
 	// virt-imagecopy (about 2 MiB), written once.
 	toolsVolumeSizeLimit = resource.MustParse("64Mi")
+	// kernelBootVolumeSizeLimit bounds layout.KernelBootVolume: the
+	// records of the kernel-boot container and the launcher's links to
+	// the files they name (kernelboot.Link), a few hundred bytes.
+	kernelBootVolumeSizeLimit = resource.MustParse("1Mi")
 )
 
-// The other two emptyDirs are bounded otherwise:
-//   - layout.KernelBootVolume holds the kernel and initrd copied from the
-//     kernel-boot image; QEMU loads both into the guest's memory, so the
-//     guest's memory is their limit (kernelBootSizeLimit).
+// The other emptyDir is unbounded:
 //   - layout.DisksVolume has no sizeLimit: it holds the guest's writable
 //     disks (the qcow2 overlays over container disks, which grow with
 //     every block the guest writes up to the image's virtual size, and
@@ -68,16 +67,6 @@ func requestEphemeralStorage(r *corev1.ResourceRequirements) {
 		l.Add(overhead)
 		r.Limits[corev1.ResourceEphemeralStorage] = l
 	}
-}
-
-// kernelBootSizeLimit is the guest's memory: a kernel and initrd that do
-// not fit in it cannot boot.
-func kernelBootSizeLimit(vmi *virtv1.VirtualMachineInstance) *resource.Quantity {
-	m, err := GuestMemory(vmi)
-	if err != nil {
-		return nil
-	}
-	return &m
 }
 
 func emptyDir(limit *resource.Quantity) corev1.VolumeSource {

@@ -11,8 +11,7 @@ import (
 )
 
 // TestEphemeralStorage: the emptyDirs a guest or tenant can fill but that
-// hold no guest disk have a sizeLimit; the kernel-boot files are bounded by
-// the guest's memory; the disks' volume has none. The compute container
+// hold no guest disk have a sizeLimit; the disks' volume has none. The compute container
 // requests the bounded volumes' limits as ephemeral storage, and adds them
 // to a limit the VMI sets.
 func TestEphemeralStorage(t *testing.T) {
@@ -43,7 +42,7 @@ func TestEphemeralStorage(t *testing.T) {
 			wantLimits := map[string]string{
 				layout.PrivateVolume:    "64Mi",
 				layout.ToolsVolume:      "64Mi",
-				layout.KernelBootVolume: "128Mi", // the guest's memory
+				layout.KernelBootVolume: "1Mi", // records and links
 				layout.DisksVolume:      "",
 			}
 			for _, v := range pod.Spec.Volumes {

@@ -38,9 +38,9 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 	// The emptyDirs' size limits are in storage.go.
 	v.add(layout.PrivateVolume, layout.PrivateDir, false, emptyDir(&privateVolumeSizeLimit))
 	v.add(layout.DisksVolume, layout.DisksDir, false, emptyDir(nil))
-	// The launcher does not need the tools; the volume exists for the
-	// containers of container-disk and kernel-boot images only.
-	v.volumes = append(v.volumes, corev1.Volume{Name: layout.ToolsVolume, VolumeSource: emptyDir(&toolsVolumeSizeLimit)})
+	// The launcher does not run the tools; it installs them (installTools)
+	// for the containers of container-disk and kernel-boot images.
+	v.add(layout.ToolsVolume, layout.ToolsDir, false, emptyDir(&toolsVolumeSizeLimit))
 
 	secrets := sets.New[string]()
 	pullSecret := func(name string) {
@@ -50,7 +50,7 @@ func newVolumes(vmi *virtv1.VirtualMachineInstance, cfg Config) *volumes {
 		}
 	}
 	if kb := kernelBoot(vmi); kb != nil {
-		v.add(layout.KernelBootVolume, layout.KernelBootDir, true, emptyDir(kernelBootSizeLimit(vmi)))
+		v.add(layout.KernelBootVolume, layout.KernelBootDir, false, emptyDir(&kernelBootVolumeSizeLimit))
 		pullSecret(kb.ImagePullSecret)
 	}
 	for i, vol := range vmi.Spec.Volumes {

@@ -1,7 +1,6 @@
 package disk
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,22 +35,15 @@ func containerDisk(disksDir, volume string) (domain.Disk, error) {
 	overlay := layout.DiskImage(disksDir, volume)
 	d := domain.Disk{Path: overlay, Format: domain.FormatQCOW2}
 	recordPath := layout.ContainerDiskRecord(disksDir, volume)
-	b, err := os.ReadFile(recordPath)
+	rec, err := layout.ReadContainerDisk(recordPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, fmt.Errorf("container disk: its container has not written %s: %w", recordPath, ErrNotReady)
 	}
 	if err != nil {
 		return d, fmt.Errorf("container disk: %w", err)
 	}
-	var rec layout.ContainerDisk
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return d, fmt.Errorf("container disk: record %s: %w", recordPath, err)
-	}
 	if rec.Error != "" {
 		return d, fmt.Errorf("container disk: its container found no disk: %s", rec.Error)
-	}
-	if rec.PID <= 0 || !filepath.IsAbs(rec.Path) {
-		return d, fmt.Errorf("container disk: record %s names no process and absolute path: %s", recordPath, b)
 	}
 	backing := rec.Source()
 	f, err := os.Open(backing)

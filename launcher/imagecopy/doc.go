@@ -1,10 +1,12 @@
 // Package imagecopy is the tool the containers of a launcher pod run from
-// images that hold nothing but files (cmd/virt-imagecopy). The launcher
-// image's init container installs it into the pod's tools volume; the
-// kernel-boot init container runs it to copy the kernel and initrd into an
-// emptyDir, and the container of each containerDisk volume runs it to hold
-// the disk in place for the launcher, which reads it through
-// /proc/<pid>/root (Hold, layout.ContainerDisk) instead of a copy.
+// images that hold nothing but files (cmd/virt-imagecopy). The compute
+// container's postStart hook installs it into the pod's tools volume (Install),
+// before the kubelet starts those containers; the container of the
+// kernel-boot image runs it to hold the kernel and initrd, and the container
+// of each containerDisk volume to hold the disk, in place for the launcher,
+// which reads them through /proc/<pid>/root (Hold, layout.ContainerDisk)
+// instead of a copy. Copy is what the kernel-boot files' init container
+// did before; no pod runs it any more.
 //
 // The tool runs in images without libc: it must build with CGO_ENABLED=0 and
 // import nothing of libvirt or the launcher besides layout and termination.

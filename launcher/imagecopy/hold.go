@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,31 +17,44 @@ import (
 // HoldInterval is how often Hold looks for the launcher.
 const HoldInterval = time.Second
 
-// Hold offers the disk of a containerDisk volume from the container it runs
-// in: it finds the disk (src, or the only regular file in the directory
-// src), writes record (layout.ContainerDisk: its own PID and the disk's
-// path) and waits, keeping the container and so its root filesystem alive
-// for the launcher and QEMU, which open the disk through /proc/<pid>/root.
+// Offer is a file Hold offers: Src (a file, or a directory holding exactly
+// one regular file) and the Record it writes for it.
+type Offer struct {
+	Src, Record string
+}
+
+// Hold offers files from the container it runs in (the disk of a
+// containerDisk volume, the kernel and initrd of a kernel-boot image): for
+// each offer it finds the file and writes the record (layout.ContainerDisk:
+// its own PID and the file's path), then waits, keeping the container and
+// so its root filesystem alive for the launcher and QEMU, which open the
+// files through /proc/<pid>/root.
 //
 // It returns when ctx ends (the kubelet's SIGTERM) or, once a process
 // running the launcher binary was seen, when none is left: a container that
 // outlived the launcher would keep the pod Running, and the node's
 // resources reserved, after the guest has ended.
 //
-// A disk it cannot offer is written to the record as an error, for the
-// launcher to fail the volume with, and returned only when Hold returns:
-// exiting at once would leave the pod not ready and the VMI waiting without
-// a word.
-func Hold(ctx context.Context, src, record, launcher string, interval time.Duration) error {
-	rec, problem := offer(src)
-	if problem != nil {
-		fmt.Fprintf(os.Stderr, "virt-imagecopy: %v\n", problem)
+// A file it cannot offer is written to its record as an error, for the
+// launcher to fail with, and returned only when Hold returns: exiting at
+// once would leave the pod not ready and the VMI waiting without a word.
+func Hold(ctx context.Context, offers []Offer, launcher string, interval time.Duration) error {
+	var problem error
+	recs := make([]layout.ContainerDisk, len(offers))
+	for i, o := range offers {
+		var err error
+		if recs[i], err = offer(o.Src); err != nil {
+			fmt.Fprintf(os.Stderr, "virt-imagecopy: %v\n", err)
+			problem = errors.Join(problem, err)
+		}
 	}
-	// Looked for before the record exists: a launcher that reads it and
+	// Looked for before the records exist: a launcher that reads them and
 	// ends at once has still been seen.
 	seen := launcherRunning(launcher)
-	if err := writeRecord(record, rec); err != nil {
-		return fmt.Errorf("write %s: %w", record, err)
+	for i, o := range offers {
+		if err := writeRecord(o.Record, recs[i]); err != nil {
+			return fmt.Errorf("write %s: %w", o.Record, err)
+		}
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()

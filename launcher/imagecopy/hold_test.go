@@ -70,7 +70,7 @@ func readRecord(t *testing.T, path string) layout.ContainerDisk {
 func startHold(t *testing.T, ctx context.Context, src, record, launcher string) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Hold(ctx, src, record, launcher, 10*time.Millisecond) }()
+	go func() { done <- Hold(ctx, []Offer{{Src: src, Record: record}}, launcher, 10*time.Millisecond) }()
 	return done
 }
 
@@ -179,5 +179,29 @@ func TestToolHoldsUntilSIGTERM(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("hold did not exit on SIGTERM")
+	}
+}
+
+// A kernel-boot image offers two files from one container: a record each,
+// one missing file recorded as its error while the other is offered.
+func TestHoldOffersEachFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "boot", "vmlinuz"), []byte("kernel"))
+	kernel, initrd := filepath.Join(dir, "k", "kernel.json"), filepath.Join(dir, "k", "initrd.json")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Hold(ctx, []Offer{{Src: filepath.Join(dir, "boot", "vmlinuz"), Record: kernel},
+			{Src: filepath.Join(dir, "boot", "initrd.gz"), Record: initrd}}, filepath.Join(dir, "no-launcher"), 10*time.Millisecond)
+	}()
+	if rec := readRecord(t, kernel); rec.PID != os.Getpid() || rec.Path != filepath.Join(dir, "boot", "vmlinuz") {
+		t.Errorf("kernel record %+v", rec)
+	}
+	if rec := readRecord(t, initrd); rec.PID != 0 || !strings.Contains(rec.Error, "initrd.gz") {
+		t.Errorf("initrd record %+v, want only an error naming the missing file", rec)
+	}
+	cancel()
+	if err := waitDone(t, done); err == nil || !strings.Contains(err.Error(), "initrd.gz") {
+		t.Errorf("Hold = %v, want the missing initrd", err)
 	}
 }

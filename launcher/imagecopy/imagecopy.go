@@ -22,11 +22,11 @@ const Usage = `usage:
   virt-imagecopy copy <src> <dst> [<src> <dst>...]
       copy each <src> to <dst>, sparse, creating parent directories; a <src>
       directory must hold exactly one regular file, which is copied
-  virt-imagecopy hold <src> <record> <launcher>
-      offer the disk <src> (a file, or a directory holding exactly one
-      regular file) to the launcher: write <record> (this process's PID and
-      the disk's path) and wait until SIGTERM, or until no process runs the
-      binary <launcher> any more once one did`
+  virt-imagecopy hold <src> <record> [<src> <record>...] <launcher>
+      offer each file <src> (a file, or a directory holding exactly one
+      regular file) to the launcher: write its <record> (this process's PID
+      and the file's path) and wait until SIGTERM, or until no process runs
+      the binary <launcher> any more once one did`
 
 // Run executes the tool's command line (without the program name).
 func Run(args []string) error {
@@ -55,12 +55,17 @@ func Run(args []string) error {
 		}
 		return nil
 	case "hold":
-		if len(args) != 4 {
-			return fmt.Errorf("hold takes <src> <record> <launcher>, got %d arguments\n%s", len(args)-1, Usage)
+		rest := args[1:]
+		if len(rest) < 3 || len(rest)%2 != 1 {
+			return fmt.Errorf("hold takes pairs of <src> <record> and the launcher, got %d arguments\n%s", len(rest), Usage)
+		}
+		var offers []Offer
+		for i := 0; i+1 < len(rest); i += 2 {
+			offers = append(offers, Offer{Src: rest[i], Record: rest[i+1]})
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
 		defer stop()
-		return Hold(ctx, args[1], args[2], args[3], HoldInterval)
+		return Hold(ctx, offers, rest[len(rest)-1], HoldInterval)
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], Usage)
 }

@@ -88,7 +88,8 @@ func TestCopyErrors(t *testing.T) {
 		"two files":       {[]string{"copy", filepath.Join(dir, "two"), filepath.Join(dir, "x")}, "holds 2 regular files"},
 		"empty directory": {[]string{"copy", filepath.Join(dir, "empty"), filepath.Join(dir, "x")}, "holds no regular file"},
 		"install args":    {[]string{"install"}, "one directory"},
-		"hold args":       {[]string{"hold", "/disk"}, "hold takes <src> <record> <launcher>"},
+		"hold args":       {[]string{"hold", "/disk"}, "hold takes pairs of <src> <record> and the launcher"},
+		"hold pairs":      {[]string{"hold", "/k", "/r", "/i", "launcher"}, "hold takes pairs of <src> <record> and the launcher, got 4"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := Run(tc.args)
@@ -112,7 +113,7 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// TestToolIsStatic guards what the init containers need: a binary without
+// TestToolIsStatic guards what the holder containers need: a binary without
 // cgo, so it runs in images without libc.
 func TestToolIsStatic(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "kubevirt.dev/virt/cmd/virt-imagecopy").CombinedOutput()

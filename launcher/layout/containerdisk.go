@@ -1,6 +1,9 @@
 package layout
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 )
@@ -36,4 +39,24 @@ type ContainerDisk struct {
 // the same user without capabilities may.
 func (c ContainerDisk) Source() string {
 	return filepath.Join("/proc", strconv.Itoa(c.PID), "root", c.Path)
+}
+
+// ReadContainerDisk reads the record at path, as a holder (virt-imagecopy
+// hold) wrote it: the error wraps fs.ErrNotExist while it has not, and
+// says so for a record that names no process and absolute path. A record
+// of a holder that found no file has only Error set, for the caller to say
+// what was missing.
+func ReadContainerDisk(path string) (ContainerDisk, error) {
+	var rec ContainerDisk
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("record %s: %w", path, err)
+	}
+	if rec.Error == "" && (rec.PID <= 0 || !filepath.IsAbs(rec.Path)) {
+		return rec, fmt.Errorf("record %s names no process and absolute path: %s", path, b)
+	}
+	return rec, nil
 }

@@ -3,11 +3,19 @@ package layout
 import (
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // ComputeContainer is the name of the launcher pod's container that runs
 // virt-launcher: the controller builds it, the node reads its termination.
 const ComputeContainer = "compute"
+
+// StartupTimeout bounds a launcher's start, to its ready file: libvirt
+// probing QEMU with a cold capabilities cache takes tens of seconds on a
+// loaded node, and a container disk's image is pulled meanwhile. The
+// launcher exits failed past it (and the kubelet's startup probe, which a
+// VMI with probes has, kills it).
+const StartupTimeout = 300 * time.Second
 
 // Volumes of the launcher pod and where the launcher container mounts them.
 const (
@@ -27,8 +35,9 @@ const (
 	// DisksDir is where DisksVolume is mounted in every container of the pod.
 	DisksDir = "/var/run/virt-disks"
 
-	// KernelBootVolume is an emptyDir the kernel and initrd of
-	// spec.domain.firmware.kernelBoot are copied into.
+	// KernelBootVolume is an emptyDir where the container of the
+	// kernel-boot image offers its kernel and initrd (KernelBootRecord)
+	// and the launcher links them (Kernel, Initrd).
 	KernelBootVolume = "virt-kernel-boot"
 	// KernelBootDir is where KernelBootVolume is mounted.
 	KernelBootDir = "/var/run/virt-kernel-boot"
@@ -36,8 +45,8 @@ const (
 	// ToolsVolume is an emptyDir the launcher image's static tool
 	// (virt-imagecopy) is placed in, so that containers running
 	// container-disk and kernel-boot images (which contain nothing but
-	// their files) have something to run: it copies the kernel-boot files
-	// out and holds the container disks for the launcher.
+	// their files) have something to run: it holds their files for the
+	// launcher. The launcher installs it (a postStart hook).
 	ToolsVolume = "virt-tools"
 	// ToolsDir is where ToolsVolume is mounted.
 	ToolsDir = "/var/run/virt-tools"
@@ -93,8 +102,8 @@ const (
 	SocketDirName = "sockets"
 	// LauncherSocketName is the gRPC socket of launcher/api/v1, mode 0600.
 	LauncherSocketName = "launcher.sock"
-	// ReadyFileName exists once the launcher serves its socket; the launcher
-	// container's startup probe checks for it.
+	// ReadyFileName exists once the launcher serves its socket and its
+	// volumes are there; the node waits for it before its first call.
 	ReadyFileName = "launcher.ready"
 	// LibvirtDirName is the root of the embedded libvirt (qemu:///embed).
 	LibvirtDirName = "libvirt"
@@ -285,6 +294,13 @@ func Kernel(kernelBootDir string) string {
 // Initrd is the initrd of spec.domain.firmware.kernelBoot below KernelBootDir.
 func Initrd(kernelBootDir string) string {
 	return filepath.Join(kernelBootDir, InitrdName)
+}
+
+// KernelBootRecord is the record (ContainerDisk, JSON) through which the
+// kernel-boot image's container offers file (KernelName or InitrdName)
+// below KernelBootDir; the launcher links the file itself beside it.
+func KernelBootRecord(kernelBootDir, file string) string {
+	return filepath.Join(kernelBootDir, file+".json")
 }
 
 // HostPrivateDir is the host directory of a pod's PrivateVolume, below the

@@ -263,8 +263,9 @@ func (s *Supervisor) define(vmi *virtv1.VirtualMachineInstance, nics []*apiv1.In
 	for _, nic := range nics {
 		host.Interfaces[nic.GetName()] = domain.Interface{Tap: nic.GetTapDevice(), MAC: nic.GetMacAddress(), MTU: uint(nic.GetMtu())}
 	}
-	// An init container copies the kernel boot files, the initrd only when
-	// the image names one: a missing file means "not given".
+	// The launcher links the kernel boot files (kernelboot.Link), the
+	// initrd only when the image names one: a missing file means "not
+	// given".
 	for _, f := range []*string{&host.Kernel, &host.Initrd} {
 		if _, err := os.Stat(*f); *f != "" && err != nil {
 			*f = ""
