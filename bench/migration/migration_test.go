@@ -67,3 +67,24 @@ func TestWaitEndedRecordsPhases(t *testing.T) {
 		t.Error("a deleted migration ended well")
 	}
 }
+
+// Several runs: each side is judged by its median total and downtime.
+func TestPairsTakeMedians(t *testing.T) {
+	c := Case{128, 0}
+	r := Result{Moves: []Move{
+		{Side: Raw, Case: c, Total: 3 * time.Second, Downtime: 300 * time.Millisecond},
+		{Side: Platform, Case: c, Total: 4 * time.Second, Downtime: 700 * time.Millisecond},
+		{Side: Raw, Case: c, Total: 4 * time.Second, Downtime: 600 * time.Millisecond},
+		{Side: Platform, Case: c, Total: 9 * time.Second, Downtime: 650 * time.Millisecond},
+		{Side: Raw, Case: c, Total: 2 * time.Second, Downtime: 620 * time.Millisecond},
+		{Side: Platform, Case: c, Total: 5 * time.Second, Downtime: 600 * time.Millisecond},
+	}}
+	p := r.Pairs()[0]
+	if p.Raw.Total != 3*time.Second || p.Raw.Downtime != 600*time.Millisecond ||
+		p.Platform.Total != 5*time.Second || p.Platform.Downtime != 650*time.Millisecond {
+		t.Errorf("medians: raw %v/%v platform %v/%v", p.Raw.Total, p.Raw.Downtime, p.Platform.Total, p.Platform.Downtime)
+	}
+	if d, tot, ok := p.Verdict(); !ok || !d || !tot {
+		t.Errorf("verdict %v %v %v, want both met on the medians", d, tot, ok)
+	}
+}

@@ -17,7 +17,7 @@ func writeMigration(w func(string, ...any), r *Results) {
 	}
 	w("The test guest (`hack/build-guest.sh`, a heartbeat on ttyS0 every 100 ms: `virt.tick=1`) at 128 and 512 MiB, idle and rewriting a quarter of its memory without end (`virt.dirty=N`), each moved once per side and round, raw libvirt first, one guest on the machine at a time. **platform**: a VirtualMachineInstanceMigration created for the running VMI (cluster of %d node(s): a single node migrates within it, `--migration-same-node=IfOnlyNode`), timed from before its creation to the watch seeing it `Succeeded`; the downtime is `status.migrationState.downtimeMilliseconds` (libvirt's statistic of the completed job, from the target). **raw libvirt**: the same domain XML (`launcher/domain`, without the pod's NIC) started by an embedded libvirt (`qemu:///embed`, what a source launcher runs) and moved peer to peer to a private `libvirtd` (`hypervisor.StartDaemon`, what a target launcher runs: its own configuration directory, socket and random `host_uuid`) on the same machine, both as uid 107, through a `unix://` migration URI and no proxy, with the flags of the platform's source (`hypervisor.Conn.Migrate`); timed around the migrate call, the downtime libvirt's statistic of the completed job on the target. In both, the heartbeat must go on at the target.\n\n", m.Nodes)
 	if m.RawPaused() {
-		w("**The memory was copied with the guest paused on both sides** (`PEER2PEER|PERSIST_DEST` without `VIR_MIGRATE_LIVE`): under TCG with QEMU before 9.0 a live copy loses the guest's last writes (`hypervisor.LiveMigrationLosesWrites`, docs/launcher.md \"Live migration\"), so the platform does not copy live here and raw libvirt does as it does. The \"downtime\" is therefore the whole memory copy, not a switch-over pause. The platform's migration state says mode `PreCopy` all the same: its source launcher records that mode whatever the copy (`launcher/supervisor/migration.go`), and logs `pausedMemoryCopy` true.\n\n")
+		w("**The memory was copied with the guest paused on both sides** (`PEER2PEER|PERSIST_DEST` without `VIR_MIGRATE_LIVE`): under TCG with QEMU before 9.0 a live copy loses the guest's last writes (`hypervisor.LiveMigrationLosesWrites`, docs/launcher.md \"Live migration\"), so the platform does not copy live here and raw libvirt does as it does. The \"downtime\" is therefore the whole memory copy, not a switch-over pause. The platform's migration state says so: mode `Paused` (KubeVirt's value for a copy with the guest paused).\n\n")
 	}
 	w("| guest | side | total s | downtime ms | libvirt job s | moved MiB | memory copy |\n|---|---|---|---|---|---|---|\n")
 	for _, x := range m.Moves {
@@ -34,7 +34,7 @@ func writeMigration(w func(string, ...any), r *Results) {
 		}
 		w("| %s | %s | %s | %d | %s | %s | %s |\n", x.Case.Name(), x.Side, secs3(x.Total), x.Downtime.Milliseconds(), job, moved, copyMode(x))
 	}
-	w("\n| guest | total: platform − raw s (target ≤ +%.0f s) | downtime: platform / raw (target ≤ %.1fx) |\n|---|---|---|\n", migration.TotalSlack.Seconds(), migration.DowntimeRatio)
+	w("\nEach side's median total and median downtime over its completed runs:\n\n| guest | total: platform − raw s (target ≤ +%.0f s) | downtime: platform / raw (target ≤ %.1fx) |\n|---|---|---|\n", migration.TotalSlack.Seconds(), migration.DowntimeRatio)
 	for _, p := range m.Pairs() {
 		d, t, ok := p.Verdict()
 		if !ok {

@@ -88,7 +88,7 @@ func writeStart(w func(string, ...any), r *Results) {
 		w("| %s | ", step)
 		for _, n := range ns {
 			p, _ := startRow(s, startup.Platform, n)
-			w("%s | ", sec(p.Steps[step]))
+			w("%s | ", sec(p.Step(step)))
 		}
 		w("\n")
 	}

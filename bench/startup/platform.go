@@ -115,6 +115,11 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 				if pod.Spec.NodeName != "" {
 					mark(StepPodBound, i, now)
 				}
+				for _, c := range pod.Status.ContainerStatuses {
+					if c.Name == layout.ComputeContainer && c.State.Running != nil {
+						mark(StepLauncherRunning, i, now)
+					}
+				}
 				for _, c := range pod.Status.Conditions {
 					if c.Status != corev1.ConditionTrue {
 						continue
