@@ -18,8 +18,9 @@ MARKER="VIRT-GUEST-READY ${NAME}"
 jsonpath() { kubectl get vmi -n "${NS}" "${NAME}" -o "jsonpath=$1" 2>/dev/null; }
 
 phase="$(jsonpath '{.status.phase}' || true)"
+already=""
 case "${phase}" in
-  Running) log "${NAME} is already running" ;;
+  Running) log "${NAME} is already running"; already=1 ;;
   Succeeded|Failed)
     log "${NAME} ended (${phase}); replacing it"
     kubectl delete vmi -n "${NS}" "${NAME}" --wait=true --timeout=120s >/dev/null
@@ -52,15 +53,26 @@ while :; do
   sleep 0.5
 done
 
-uid="$(jsonpath '{.metadata.uid}')"
-pod_uid="$(kubectl get pods -n "${NS}" -l "virtualization.kubevirt.io/created-by=${uid}" -o 'jsonpath={.items[0].metadata.uid}')"
-serial="${KUBELET_ROOT}/pods/${pod_uid}/volumes/kubernetes.io~empty-dir/virt-private/serial0.log"
-while ! grep -q "${MARKER}" "${serial}" 2>/dev/null; do
-  [ $(( $(date +%s) - start )) -lt "${TIMEOUT}" ] || die "no '${MARKER}' on the serial console (${serial}) after ${TIMEOUT}s"
-  sleep 0.5
-done
+# The serial log is in the pod's emptyDir on its node: an extra node's
+# kubelet root is bound from below its directory (hack/cluster/node.sh).
+node="$(jsonpath '{.status.nodeName}')"
+pod_uid="$(kubectl get pods -n "${NS}" -l "virtualization.kubevirt.io/created-by=$(jsonpath '{.metadata.uid}')" \
+  --field-selector "spec.nodeName=${node}" -o 'jsonpath={.items[0].metadata.uid}')"
+kubelet_root="${KUBELET_ROOT}"
+[ "${node}" = "${NODE_NAME}" ] || kubelet_root="${NODES_DIR}/${node}/binds/${KUBELET_ROOT//\//_}"
+serial="${kubelet_root}/pods/${pod_uid}/volumes/kubernetes.io~empty-dir/virt-private/serial0.log"
+if [ -n "${already}" ] && ! grep -q "${MARKER}" "${serial}" 2>/dev/null; then
+  # Running before this run: its boot may have been printed in another pod
+  # (a migration's source).
+  log "  the guest was up already"
+else
+  while ! grep -q "${MARKER}" "${serial}" 2>/dev/null; do
+    [ $(( $(date +%s) - start )) -lt "${TIMEOUT}" ] || die "no '${MARKER}' on the serial console (${serial}) after ${TIMEOUT}s"
+    sleep 0.5
+  done
+  log "  the guest is up: '$(grep -m1 -o "${MARKER}.*" "${serial}")' on its serial console after $(( $(date +%s) - start ))s"
+fi
 emulation="$(jsonpath '{.status.conditions[?(@.type=="SoftwareEmulation")].status}')"
-log "  the guest is up: '$(grep -m1 -o "${MARKER}.*" "${serial}")' on its serial console after $(( $(date +%s) - start ))s"
 [ "${emulation}" != "True" ] || log "  (under software emulation: this machine has no usable hardware virtualisation)"
 
 if [ -z "$(kubectl get vm -n "${NS}" vm-debian -o name --ignore-not-found)" ]; then

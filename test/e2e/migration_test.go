@@ -70,8 +70,10 @@ func startTicking(ctx context.Context, t *testing.T, ns, name string) (*virtv1.V
 
 // TestLiveMigration: a running guest moves to a new launcher pod on the same
 // node (a single-node cluster allows it: --migration-same-node=IfOnlyNode)
-// through the whole path a move between nodes takes (target pod, the
-// handlers' mutual-TLS proxies, libvirt's peer-to-peer job). The migration
+// through the path a move between nodes takes (target pod, the handler's
+// proxies, which within one node connect the two pods without TLS,
+// libvirt's peer-to-peer job; test/nodes moves guests between nodes
+// through the mutual-TLS listeners). The migration
 // passes through its phases in order to Succeeded; the VMI names the new
 // pod, its migration state says completed with a downtime; the heartbeat
 // the guest prints every 100 ms goes on in the new pod's serial log with no

@@ -404,6 +404,28 @@ func TestMigrationLimits(t *testing.T) {
 		}
 		if m.Status.Phase != virtv1.MigrationSucceeded {
 			t.Errorf("migration %s of %s ended %s: %s", m.Name, m.Spec.VMIName, m.Status.Phase, framework.MigrationFailure(m))
+			logVMIEnd(ctx, t, cluster, ns, m.Spec.VMIName)
+		}
+	}
+}
+
+// logVMIEnd logs what the VMI's status and its events say, for a migration
+// that failed because its VMI ended: which component ended it, and why.
+func logVMIEnd(ctx context.Context, t *testing.T, cluster *framework.Cluster, ns, name string) {
+	t.Helper()
+	if vmi, err := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Logf("VMI %s: phase %s reason %q node %s migrationState %+v", name, vmi.Status.Phase, vmi.Status.Reason, vmi.Status.NodeName, vmi.Status.MigrationState)
+	} else {
+		t.Logf("VMI %s: %v", name, err)
+	}
+	events, err := cluster.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("events: %v", err)
+		return
+	}
+	for _, e := range events.Items {
+		if strings.HasPrefix(e.InvolvedObject.Name, name) || strings.Contains(e.InvolvedObject.Name, "-"+name+"-") {
+			t.Logf("event %s %s/%s %s: %s", e.LastTimestamp.Format("15:04:05"), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
 	}
 }
