@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -79,7 +80,12 @@ func MigrationFailure(m *virtv1.VirtualMachineInstanceMigration) string {
 // hack/build-guest.sh): "VIRT-GUEST-TICK <n> <uptime>".
 const TickMarker = "VIRT-GUEST-TICK"
 
-var tickLine = regexp.MustCompile(TickMarker + ` ([0-9]+) `)
+var (
+	tickLine = regexp.MustCompile(TickMarker + ` ([0-9]+) `)
+	// wholeTickLine is a heartbeat line and nothing else, as two halves
+	// joined must make (\r: the tty's line end is \r\n).
+	wholeTickLine = regexp.MustCompile(`^` + TickMarker + ` ([0-9]+) [0-9]+\.[0-9]+\r?$`)
+)
 
 // Tick is one heartbeat line as the host saw it.
 type Tick struct {
@@ -98,6 +104,9 @@ type Ticks struct {
 	ticks map[int]Tick
 	// repeats are ticks printed twice (on two pods, or twice on one).
 	repeats []Tick
+	// seams describe the logs' unjoined first and last partial lines, for
+	// a message about missing ticks.
+	seams []string
 }
 
 // FollowTicks starts following the heartbeat of VMI vmi until the test
@@ -120,16 +129,15 @@ func (c *Cluster) FollowTicks(t *testing.T, vmi *virtv1.VirtualMachineInstance) 
 					for i := range pods {
 						p := &pods[i]
 						if _, ok := files[p.UID]; !ok && p.Spec.NodeName != "" {
-							files[p.UID] = &tickFile{path: c.SerialLogPath(p), pod: p.Name}
+							files[p.UID] = &tickFile{path: c.SerialLogPath(p), pod: p.Name, created: p.CreationTimestamp.Time}
 						}
 					}
 				}
 			}
 			for _, f := range files {
-				for _, n := range f.read() {
-					tk.saw(Tick{N: n, At: time.Now(), Pod: f.pod})
-				}
+				tk.readFrom(f)
 			}
+			tk.joinSplitLines(slices.Collect(maps.Values(files)))
 			select {
 			case <-ctx.Done():
 				return
@@ -138,6 +146,67 @@ func (c *Cluster) FollowTicks(t *testing.T, vmi *virtv1.VirtualMachineInstance) 
 		}
 	}()
 	return tk
+}
+
+// readFrom counts the complete heartbeat lines newly written to f.
+func (tk *Ticks) readFrom(f *tickFile) {
+	for _, n := range f.read() {
+		tk.saw(Tick{N: n, At: time.Now(), Pod: f.pod})
+	}
+}
+
+// joinSplitLines counts a heartbeat line the guest began printing in one
+// pod's log and ended in another's: a migration pauses the guest wherever
+// it is, halfway through a line included (the line is longer than the
+// UART's 16-byte FIFO), and the rest comes out of the target's QEMU. Each
+// pod's log then holds half a line, and neither half is a heartbeat.
+func (tk *Ticks) joinSplitLines(files []*tickFile) {
+	for _, b := range files {
+		if !b.headOpen {
+			continue
+		}
+		for _, a := range files {
+			// Only an older pod's log can hold the line's beginning.
+			if a == b || !a.created.Before(b.created) {
+				continue
+			}
+			// b's first line was written after a's last byte: reading a
+			// again now sees all of it, not a part that would join into
+			// another number.
+			tk.readFrom(a)
+			if len(a.partial) == 0 {
+				continue
+			}
+			m := wholeTickLine.FindSubmatch(append(slices.Clone(a.partial), b.head...))
+			if m == nil {
+				continue
+			}
+			if n, err := strconv.Atoi(string(m[1])); err == nil {
+				tk.saw(Tick{N: n, At: time.Now(), Pod: b.pod})
+				b.head, b.headOpen = nil, false
+				a.joined = true
+				break
+			}
+		}
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	tk.seams = tk.seams[:0]
+	for _, f := range files {
+		if f.headOpen || (len(f.partial) > 0 && !f.joined) {
+			tk.seams = append(tk.seams, fmt.Sprintf("pod %s begins %q, ends %q", f.pod, clip(f.head), clip(f.partial)))
+		}
+	}
+	slices.Sort(tk.seams)
+}
+
+// clip keeps a partial line short enough for a message.
+func clip(b []byte) []byte {
+	const keep = 60
+	if len(b) > keep {
+		return b[len(b)-keep:]
+	}
+	return b
 }
 
 func (tk *Ticks) saw(tick Tick) {
@@ -205,7 +274,7 @@ func (tk *Ticks) Continuity(from, to int) (longest time.Duration, switched [2]Ti
 	}
 	var errs []string
 	if len(missing) > 0 {
-		errs = append(errs, fmt.Sprintf("heartbeats missing between %d and %d: %v", from, to, missing))
+		errs = append(errs, fmt.Sprintf("heartbeats missing between %d and %d: %v (logs: %v)", from, to, missing, tk.seams))
 	}
 	for _, r := range tk.repeats {
 		if r.N >= from && r.N <= to {
@@ -223,8 +292,18 @@ func (tk *Ticks) Continuity(from, to int) (longest time.Duration, switched [2]Ti
 type tickFile struct {
 	path    string
 	pod     string
+	created time.Time
 	offset  int64
 	partial []byte
+	// started: the file's first line was read.
+	started bool
+	// head is the file's first line while headOpen: it was no heartbeat of
+	// its own, so it may end one begun in another pod's log
+	// (Ticks.joinSplitLines).
+	head     []byte
+	headOpen bool
+	// joined: partial ended a heartbeat finished in another pod's log.
+	joined bool
 }
 
 func (f *tickFile) read() []int {
@@ -235,7 +314,8 @@ func (f *tickFile) read() []int {
 	defer fd.Close()
 	if st, err := fd.Stat(); err != nil || st.Size() < f.offset {
 		// Rotated (launcher/logrotation): read the new file from its start.
-		f.offset, f.partial = 0, nil
+		// Its first line is not the stream's.
+		f.offset, f.partial, f.started = 0, nil, true
 	}
 	if _, err := fd.Seek(f.offset, io.SeekStart); err != nil {
 		return nil
@@ -252,6 +332,12 @@ func (f *tickFile) read() []int {
 		return nil
 	}
 	f.partial = slices.Clone(data[end+1:])
+	if !f.started {
+		f.started = true
+		if first := data[:bytes.IndexByte(data, '\n')]; !tickLine.Match(first) {
+			f.head, f.headOpen = slices.Clone(first), true
+		}
+	}
 	var out []int
 	for _, m := range tickLine.FindAllSubmatch(data[:end], -1) {
 		if n, err := strconv.Atoi(string(m[1])); err == nil {
