@@ -29,9 +29,9 @@ start=$(date +%s)
 rm -rf "${dir}.tmp"
 mkdir -p "${dir}.tmp"
 # gitTag is what `coredns -version` prints.
-(cd "${SRC}" && CGO_ENABLED=0 go build -trimpath \
+(cd "${SRC}" && CGO_ENABLED=0 go_build "CoreDNS ${COREDNS_VERSION}" -trimpath \
   -ldflags="-s -w -X github.com/coredns/coredns/coremain.gitTag=${COREDNS_VERSION}" \
-  -o "${dir}.tmp/coredns" .)
+  -o "${dir}.tmp/coredns" -- .)
 rm -rf "${dir}"
 mv "${dir}.tmp" "${dir}"
 # Older recipes of this version and older versions are of no further use.

@@ -38,9 +38,10 @@ if ! have_all; then
   (
     cd "${MODULE_DIR}"
     # The server's main package is the module's root: name its binary.
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "${dir}.tmp/etcd" go.etcd.io/etcd/server/v3
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "${dir}.tmp/etcdctl" go.etcd.io/etcd/etcdctl/v3
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "${dir}.tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3
+    # Each its own build: all three packages are named v3.
+    for t in etcd:server etcdctl:etcdctl etcdutl:etcdutl; do
+      CGO_ENABLED=0 go_build "${t%%:*} ${ETCD_VERSION}" -trimpath -ldflags="-s -w" -o "${dir}.tmp/${t%%:*}" -- "go.etcd.io/etcd/${t#*:}/v3"
+    done
   ) >&2
   "${dir}.tmp/etcd" --version | grep -qx "etcd Version: ${ETCD_VERSION#v}" ||
     die "the etcd built is not ${ETCD_VERSION}: $("${dir}.tmp/etcd" --version | head -n1)"

@@ -43,7 +43,7 @@ for c in "${todo[@]}"; do
   fi
 done
 start=$(date +%s)
-(cd "${ROOT}/hack/kube" && go build -ldflags="${ldflags}" -o "${KUBE_BIN}.tmp/" "${pkgs[@]}")
+(cd "${ROOT}/hack/kube" && go_build "Kubernetes ${KUBE_VERSION}" -ldflags="${ldflags}" -o "${KUBE_BIN}.tmp/" -- "${pkgs[@]}")
 mv "${KUBE_BIN}.tmp"/* "${KUBE_BIN}/"
 rmdir "${KUBE_BIN}.tmp"
 log "built Kubernetes ${KUBE_VERSION} in $(( $(date +%s) - start ))s into ${KUBE_BIN}"

@@ -55,14 +55,15 @@ cgo_cmds=()
 for c in virt-apiserver virt-controller virt-handler virt-launcher; do
   if has_cmd "${c}"; then cgo_cmds+=("./cmd/${c}"); fi
 done
-static_cmds=(./hack/pause ./hack/testhttpd)
+# virtctl too: up.sh installs it from here rather than building it again.
+static_cmds=(./hack/pause ./hack/testhttpd ./cmd/virtctl)
 if has_cmd virt-launcher && compgen -G "${ROOT}/cmd/virt-imagecopy/*.go" >/dev/null; then
   static_cmds+=(./cmd/virt-imagecopy)
 fi
 (
   cd "${ROOT}"
-  if [ ${#cgo_cmds[@]} -gt 0 ]; then go build -o "${BIN}/" "${cgo_cmds[@]}"; fi
-  CGO_ENABLED=0 go build -ldflags="-s -w" -o "${BIN}/" "${static_cmds[@]}"
+  if [ ${#cgo_cmds[@]} -gt 0 ]; then go_build "the platform's commands" -o "${BIN}/" -- "${cgo_cmds[@]}"; fi
+  CGO_ENABLED=0 go_build "the static commands" -ldflags="-s -w" -o "${BIN}/" -- "${static_cmds[@]}"
 )
 log "binaries built ($(($(date +%s) - t0))s): ${cgo_cmds[*]} ${static_cmds[*]}"
 

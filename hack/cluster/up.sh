@@ -176,11 +176,12 @@ nodes_reconcile "${nodes}"
 log "Kubernetes ${KUBE_VERSION} is up ($(($(date +%s) - t0))s); deploying the platform"
 "${here}/deploy.sh"
 
-# virtctl next to the cluster's kubectl (the PATH printed at the end), and
-# the same binary as the kubectl plugin kubectl-virt (`kubectl virt ...`).
-# build-kube.sh empties KUBE_BIN when it rebuilds, so it is put back here.
+# virtctl (built with the images' static commands, images.sh) next to the
+# cluster's kubectl (the PATH printed at the end), and the same binary as
+# the kubectl plugin kubectl-virt (`kubectl virt ...`). build-kube.sh
+# empties KUBE_BIN when it rebuilds, so it is put back here.
 log "installing virtctl and kubectl-virt into ${KUBE_BIN}"
-(cd "${ROOT}" && CGO_ENABLED=0 go build -o "${KUBE_BIN}/virtctl" ./cmd/virtctl)
+install -m 0755 "${ROOT}/_output/images/bin/virtctl" "${KUBE_BIN}/virtctl"
 ln -sfn virtctl "${KUBE_BIN}/kubectl-virt"
 # etcdctl and etcdutl of the HA mode's etcd (docs/cluster.md "HA mode").
 "${ROOT}/hack/build-etcd.sh" --install "${KUBE_BIN}" >/dev/null
