@@ -2,8 +2,7 @@
 // `install <dir>` puts itself into the pod's tools volume (the compute
 // container's postStart hook), `hold <src> <record> [<src> <record>...]
 // <launcher>` keeps the kernel-boot files or a container disk in place for
-// the launcher, `copy <src> <dst>...` copies files (no pod runs it any
-// more). Build it with CGO_ENABLED=0: it runs in images without libc.
+// the launcher. Build it with CGO_ENABLED=0: it runs in images without libc.
 package main
 
 import (

@@ -5,8 +5,7 @@
 // kernel-boot image runs it to hold the kernel and initrd, and the container
 // of each containerDisk volume to hold the disk, in place for the launcher,
 // which reads them through /proc/<pid>/root (Hold, layout.ContainerDisk)
-// instead of a copy. Copy is what the kernel-boot files' init container
-// did before; no pod runs it any more.
+// instead of a copy.
 //
 // The tool runs in images without libc: it must build with CGO_ENABLED=0 and
 // import nothing of libvirt or the launcher besides layout and termination.

@@ -1,9 +1,7 @@
 package imagecopy
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,9 +17,6 @@ import (
 const Usage = `usage:
   virt-imagecopy install <dir>
       copy this tool into <dir> (the pod's tools volume)
-  virt-imagecopy copy <src> <dst> [<src> <dst>...]
-      copy each <src> to <dst>, sparse, creating parent directories; a <src>
-      directory must hold exactly one regular file, which is copied
   virt-imagecopy hold <src> <record> [<src> <record>...] <launcher>
       offer each file <src> (a file, or a directory holding exactly one
       regular file) to the launcher: write its <record> (this process's PID
@@ -43,17 +38,6 @@ func Run(args []string) error {
 			return fmt.Errorf("find own executable: %w", err)
 		}
 		return Install(self, args[1])
-	case "copy":
-		pairs := args[1:]
-		if len(pairs) == 0 || len(pairs)%2 != 0 {
-			return fmt.Errorf("copy takes pairs of <src> <dst>, got %d arguments\n%s", len(pairs), Usage)
-		}
-		for i := 0; i < len(pairs); i += 2 {
-			if err := Copy(pairs[i], pairs[i+1]); err != nil {
-				return err
-			}
-		}
-		return nil
 	case "hold":
 		rest := args[1:]
 		if len(rest) < 3 || len(rest)%2 != 1 {
@@ -79,21 +63,8 @@ func Install(self, dir string) error {
 	return nil
 }
 
-// Copy copies src, or the only regular file in the directory src, to dst.
-func Copy(src, dst string) error {
-	file, err := source(src)
-	if err != nil {
-		return err
-	}
-	// The guest writes to the copy; group-writable so that a pod whose
-	// containers differ in user but share the fsGroup can too.
-	if err := copyFile(file, dst, 0o664); err != nil {
-		return fmt.Errorf("copy %s to %s: %w", file, dst, err)
-	}
-	return nil
-}
-
-// source resolves src to the file to copy.
+// source resolves src, a file or a directory holding exactly one regular
+// file, to that file.
 func source(src string) (string, error) {
 	st, err := os.Stat(src)
 	if err != nil {
@@ -133,10 +104,6 @@ func copyFile(from, to string, mode os.FileMode) error {
 		return err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
@@ -145,7 +112,7 @@ func copyFile(from, to string, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(out.Name())
-	if err := copySparse(out, in, st.Size()); err != nil {
+	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return err
 	}
@@ -157,44 +124,4 @@ func copyFile(from, to string, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(out.Name(), to)
-}
-
-const chunk = 1 << 20
-
-// copySparse copies size bytes of in to out, leaving holes where in has
-// holes (SEEK_DATA/SEEK_HOLE) or whole chunks of zeros.
-func copySparse(out, in *os.File, size int64) error {
-	buf := make([]byte, chunk)
-	zero := make([]byte, chunk)
-	for off := int64(0); off < size; {
-		data, err := unix.Seek(int(in.Fd()), off, unix.SEEK_DATA)
-		if errors.Is(err, unix.ENXIO) {
-			break // only a hole remains
-		}
-		if err != nil {
-			data = off // no hole support: copy everything
-		}
-		hole, err := unix.Seek(int(in.Fd()), data, unix.SEEK_HOLE)
-		if err != nil {
-			hole = size
-		}
-		for pos := data; pos < hole; {
-			n, err := in.ReadAt(buf[:min(int64(chunk), hole-pos)], pos)
-			if n > 0 && !bytes.Equal(buf[:n], zero[:n]) {
-				if _, werr := out.WriteAt(buf[:n], pos); werr != nil {
-					return werr
-				}
-			}
-			pos += int64(n)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-		}
-		off = hole
-	}
-	// The size covers trailing holes.
-	return out.Truncate(size)
 }
