@@ -10,13 +10,17 @@
 # With --install DIR, also puts etcdctl and etcdutl into DIR (up.sh: next to
 # the cluster's kubectl) for operators. DIR's own `etcd` (kube-apiserver's,
 # hack/kube) is a different program and is left alone.
+# With --cached, builds nothing: prints the directory if it is built, else
+# fails (exit 1) without a word (images.sh: the default mode uses no etcd
+# of its own).
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-install_dir=""
-if [ "${1:-}" = "--install" ]; then
-  install_dir="${2:?--install needs a directory}"
-fi
+install_dir="" cached_only=0
+case "${1:-}" in
+  --install) install_dir="${2:?--install needs a directory}" ;;
+  --cached) cached_only=1 ;;
+esac
 
 MODULE_DIR="${ROOT}/hack/etcd"
 ETCD_VERSION="$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "${MODULE_DIR}/go.mod")"
@@ -30,6 +34,9 @@ have_all() {
   for t in "${TOOLS[@]}"; do [ -x "${dir}/${t}" ] || return 1; done
 }
 
+if [ "${cached_only}" = 1 ] && ! have_all; then
+  exit 1
+fi
 if ! have_all; then
   log "building etcd ${ETCD_VERSION} (etcd, etcdctl, etcdutl; once: a cold build took 100 s on 2 cores, module downloads included)"
   start=$(date +%s)

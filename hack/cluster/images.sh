@@ -25,7 +25,8 @@
 #                          the cluster's storage provisioner and its helper
 #                          pods' busybox (local-path-images.sh)
 #   virt-etcd              etcd, etcdctl, etcdutl of hack/build-etcd.sh
-#                          (static): the etcd cluster of the HA mode
+#                          (static): the etcd cluster of the HA mode, built
+#                          once that mode is asked for
 #   coredns                the cluster's DNS, static (hack/build-coredns.sh)
 set -o errexit -o nounset -o pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
@@ -251,12 +252,16 @@ fi
 source "${here}/guest-images.sh"
 source "${here}/local-path-images.sh"
 # The HA mode's etcd cluster (artifacts/etcd), with etcdctl and etcdutl for
-# `kubectl exec`. Built in every mode: the switch to HA (deploy.sh) then
-# needs no build, and a cached build costs a stat.
-etcd_dir="$("${ROOT}/hack/build-etcd.sh")"
-image virt-etcd "" -- --add "/usr/bin/etcd=${etcd_dir}/etcd:0755" \
-  --add "/usr/bin/etcdctl=${etcd_dir}/etcdctl:0755" --add "/usr/bin/etcdutl=${etcd_dir}/etcdutl:0755" \
-  --user 65532:65532 --entrypoint /usr/bin/etcd
+# `kubectl exec`: built the first time the HA mode is asked for (`make up
+# HA=1`; about 100 s cold, which the default mode has no use for), then
+# kept in every mode, so later switches need no build.
+if etcd_dir="$("${ROOT}/hack/build-etcd.sh" --cached)" ||
+  { [ "$(platform_mode)" = ha ] && log "the HA mode needs etcd's own image: building it" &&
+    etcd_dir="$("${ROOT}/hack/build-etcd.sh")"; }; then
+  image virt-etcd "" -- --add "/usr/bin/etcd=${etcd_dir}/etcd:0755" \
+    --add "/usr/bin/etcdctl=${etcd_dir}/etcdctl:0755" --add "/usr/bin/etcdutl=${etcd_dir}/etcdutl:0755" \
+    --user 65532:65532 --entrypoint /usr/bin/etcd
+fi
 # The cluster's DNS (dns.sh).
 coredns_bin="$("${ROOT}/hack/build-coredns.sh")"
 image coredns "" -- --add "/usr/bin/coredns=${coredns_bin}:0755" --entrypoint /usr/bin/coredns

@@ -183,8 +183,11 @@ log "Kubernetes ${KUBE_VERSION} is up ($(($(date +%s) - t0))s); deploying the pl
 log "installing virtctl and kubectl-virt into ${KUBE_BIN}"
 install -m 0755 "${ROOT}/_output/images/bin/virtctl" "${KUBE_BIN}/virtctl"
 ln -sfn virtctl "${KUBE_BIN}/kubectl-virt"
-# etcdctl and etcdutl of the HA mode's etcd (docs/cluster.md "HA mode").
-"${ROOT}/hack/build-etcd.sh" --install "${KUBE_BIN}" >/dev/null
+# etcdctl and etcdutl of the HA mode's etcd (docs/cluster.md "HA mode"),
+# once built (images.sh).
+if "${ROOT}/hack/build-etcd.sh" --cached >/dev/null; then
+  "${ROOT}/hack/build-etcd.sh" --install "${KUBE_BIN}" >/dev/null
+fi
 
 log "cluster ready in $(($(date +%s) - t0))s. Use it with:"
 echo "export KUBECONFIG=${ADMIN_KUBECONFIG}"
