@@ -263,9 +263,10 @@ func (o *Options) notReadyMessage() string {
 	return msg + ": " + strings.Join(waits, "; ") + " (image not pulled or container not started?)"
 }
 
-// markReady writes the ready file, which the node waits for, once the kernel-boot files are linked (kernelboot.Link)
-// and every container disk's record is there (disk.WaitForContainerDisks).
-// The file holds the domain name.
+// markReady writes the ready file, which the node waits for, once the
+// kernel-boot files are linked (kernelboot.Link) and every container
+// disk's record is there (disk.WaitForContainerDisks). The file holds the
+// domain name.
 func (o *Options) markReady(ctx context.Context, ready, domainName string) error {
 	if err := kernelboot.Link(ctx, o.KernelBootDir, o.KernelBootFiles, disk.RecordInterval); err != nil {
 		return err

@@ -11,18 +11,18 @@ import (
 )
 
 // RecordInterval is how often WaitForContainerDisks looks for the records:
-// a stat per volume, nothing next to the kubelet's 1-s probe period that
-// follows it.
+// a stat per volume, on the path of every start (the node waits for the
+// ready file that follows them).
 const RecordInterval = 25 * time.Millisecond
 
 // WaitForContainerDisks returns once the container of every containerDisk
 // volume has written its record (layout.ContainerDiskRecord below
 // disksDir), whatever the record says, or with ctx's error. The launcher
-// marks its pod ready only then: the node starts the guest as soon as the
-// pod is ready, and a record that is missing then is a Prepare that can
-// never succeed. A record that holds the container's error is there: the
-// guest's start then fails with that error, at once, instead of the pod
-// never becoming ready.
+// writes its ready file only then: the node starts the guest as soon as
+// the file is there, and a record that is missing then is a Prepare that
+// can never succeed. A record that holds the container's error is there:
+// the guest's start then fails with that error, at once, instead of the
+// launcher never becoming ready.
 func WaitForContainerDisks(ctx context.Context, disksDir string, volumes []string, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
