@@ -2,9 +2,11 @@ package virtualmachine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -142,7 +144,18 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "vm", key)
-	if err := c.sync(klog.NewContext(ctx, logger), key); err != nil {
+	err := c.sync(klog.NewContext(ctx, logger), key)
+	switch {
+	case errors.Is(err, errVMGone):
+		logger.V(2).Info("The VM was deleted since the cache read it")
+	case apierrors.IsConflict(err):
+		// The cache was behind the VM's writers (a user writing the spec
+		// as the status is written): the informer brings the newer VM.
+		// Routine under load, so not an error.
+		logger.V(2).Info("The VM changed since the cache read it, requeuing", "err", err.Error())
+		c.queue.AddRateLimited(key)
+		return true
+	case err != nil:
 		logger.Error(err, "Sync failed, requeuing")
 		c.queue.AddRateLimited(key)
 		return true

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -465,5 +466,35 @@ func expectInstance(t *testing.T, want outcome, before, got *virtv1.VirtualMachi
 		if got == nil || (before != nil && got.UID == before.UID) {
 			t.Errorf("no new instance")
 		}
+	}
+}
+
+// TestStatusWriteOfADeletedVM: a VM deleted after the cache read it is not
+// retried (its delete event ends it); a VM changed meanwhile is.
+func TestStatusWriteOfADeletedVM(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		err         error
+		wantRequeue bool
+	}{
+		{"deleted", apierrors.NewNotFound(virtv1.Resource("virtualmachines"), "vm1"), false},
+		{"changed", apierrors.NewConflict(virtv1.Resource("virtualmachines"), "vm1", fmt.Errorf("the object has been modified")), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			vm := newVM(virtv1.RunStrategyHalted)
+			f := newFixture(t, vm, nil)
+			f.virt.PrependReactor("update", "virtualmachines", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tt.err
+			})
+			key := vm.Namespace + "/" + vm.Name
+			f.ctrl.queue.Add(key)
+			f.ctrl.processNextWorkItem(t.Context())
+			if n := f.writes("update", "virtualmachines"); n != 1 {
+				t.Fatalf("%d status writes, want 1", n)
+			}
+			if got := f.ctrl.queue.NumRequeues(key) > 0; got != tt.wantRequeue {
+				t.Errorf("requeued %v after %v, want %v", got, tt.err, tt.wantRequeue)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package virtualmachine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -21,6 +22,12 @@ import (
 // UIDs: a VM's guests keep one SMBIOS identity across restarts, and it is
 // not the UID of any Kubernetes object.
 var firmwareNamespace = uuid.MustParse("a9d5a3f4-39c3-4c5b-9a55-0e3e1b1f7d55")
+
+// errVMGone: the VM was deleted after the cache read it. Its delete event
+// follows; a retry would only ask the server again for what it no longer
+// has, until the cache saw the delete (under a storm of short-lived VMs,
+// one write or more per VM).
+var errVMGone = errors.New("the VM was deleted")
 
 // sync brings the VM of key one step closer to its run strategy and writes
 // what it observed to the VM's status.
@@ -219,6 +226,9 @@ func (c *Controller) writeStatus(ctx context.Context, vm *virtv1.VirtualMachine,
 	next := vm.DeepCopy()
 	next.Status = *status
 	updated, err := c.virt.VirtualizationV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("update status of VM %s/%s: %w", vm.Namespace, vm.Name, errVMGone)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("update status of VM %s/%s: %w", vm.Namespace, vm.Name, err)
 	}
