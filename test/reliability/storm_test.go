@@ -129,8 +129,13 @@ func runStorm(t *testing.T, ns string, shape stormShape, fault func() time.Time)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cpu, err := load.SampleHostCPU(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	storm, err := load.Start(clients, load.Config{Namespace: ns, Template: vm, Updates: stormUpdates, RequestTimeout: stormRequestTimeout})
 	if err != nil {
+		cpu.Stop()
 		t.Fatal(err)
 	}
 	stopped := false
@@ -139,7 +144,12 @@ func runStorm(t *testing.T, ns string, shape stormShape, fault func() time.Time)
 			return nil
 		}
 		stopped = true
-		return storm.Stop()
+		rec := storm.Stop()
+		var err error
+		if rec.HostCPU, err = cpu.Stop(); err != nil {
+			t.Errorf("the host's CPU during the storm: %v", err)
+		}
+		return rec
 	}
 	t.Cleanup(func() { stop() })
 	if !waitOut(t.Context(), shape.before) {
@@ -231,6 +241,13 @@ func stormFigures(t *testing.T, fig *report.Figure, ns string, rec *load.Record,
 		f.Baseline, v.Objects, v.Checked, outcomes(f.Outcomes))
 	fig.Note("The longest interval without a successful request began %s the fault.", relative(f.DowntimeFrom.Sub(fault)))
 	fig.Note("Per second from the fault (offset:succeeded/failed): %s.", f.TimelineString())
+	if c := f.HostCPUString(); c != "" {
+		fig.Note("Host CPU per second from the fault (offset:busy/iowait/steal, %% of both cores): %s.", c)
+	}
+	if f.Level > 0 {
+		fig.Note("The storm's level in its last seconds: %.0f successful requests/s, %.0f %% of the baseline; full capacity was %.0f/s.",
+			f.Level, 100*f.Level/f.Baseline, f.FullCapacity)
+	}
 	if f.FailedAfterRecovery > 0 {
 		fig.Note("%d requests failed after the first second back at full capacity.", f.FailedAfterRecovery)
 	}

@@ -29,17 +29,29 @@ const Definitions = `- **Acknowledged writes lost**: after the storm one List (a
   aligned on the fault (bin k is [fault + k s, fault + k+1 s)) and each bin
   counts the requests answered in it. The baseline is the median count of
   successful requests of the full bins before the fault, after a warm-up.
-  The first bin from the fault on with a failed request or fewer successes
-  than 90 % of the baseline is the impact; the time to full capacity is the
-  start of the first later bin with no failed request and at least 90 % of
-  the baseline (so a whole second at full capacity), 0 when no bin was
-  impacted. Its resolution is 1 s.`
+  The storm's own level after the fault is the median count of its last
+  10 bins (when it ran at least 20 s after the fault). Full capacity is 90 %
+  of the lower of the two: the storm shares the machine's two cores with
+  the whole cluster, and a level that stays lower to the end (the host's
+  other work, its disk) is where the platform settled, which the figures
+  report beside as the level after over the baseline, with the host's CPU
+  time per second. The first bin from the fault on with a failed request or
+  fewer successes than full capacity is the impact; the time to full
+  capacity is the start of the first later bin with no failed request and
+  at least full capacity (so a whole second at full capacity), 0 when no
+  bin was impacted. Its resolution is 1 s.
+- **Host CPU**: the machine's CPU time per second of the storm from
+  /proc/stat, as shares of both cores: busy (user, system, interrupts),
+  waiting for the disk (iowait) and stolen by the hypervisor (steal).`
 
 // Second is one bin of the timeline.
 type Second struct {
 	// Offset is the bin's start in seconds from the fault.
 	Offset     int
 	OK, Failed int
+	// HostCPU is the host's CPU sample whose interval is centred in this
+	// second, if any.
+	HostCPU *HostCPU
 }
 
 // Figures are a storm's figures around one fault.
@@ -52,6 +64,13 @@ type Figures struct {
 	// Baseline is the median number of successful requests per second
 	// before the fault.
 	Baseline float64
+	// Level is the median number of successful requests per second of
+	// the storm's last steadyWindow seconds, 0 if the storm did not run
+	// 2*steadyWindow seconds after the fault.
+	Level float64
+	// FullCapacity is the successful requests a second needs to count as
+	// at full capacity: fullCapacity of the lower of Baseline and Level.
+	FullCapacity float64
 	// Downtime is the longest interval with no successful answer, from
 	// DowntimeFrom.
 	Downtime     time.Duration
@@ -75,6 +94,11 @@ type Figures struct {
 // fullCapacity is the share of the baseline a second must reach to count
 // as back at full capacity.
 const fullCapacity = 0.9
+
+// steadyWindow is how many seconds at the storm's end make its level after
+// the fault; it is measured only when the storm ran twice that long after
+// the fault, so that the fault's own seconds stay out of it.
+const steadyWindow = 10
 
 // Analyze computes a storm's figures around a fault at fault. The bins of
 // the first warmup of the storm are not part of the baseline: clients
@@ -118,7 +142,17 @@ func Analyze(rec *Record, fault time.Time, warmup time.Duration) (Figures, error
 	}
 	f.Baseline = median(before)
 	last := int(math.Floor(rec.Ended.Sub(fault).Seconds())) - 1
-	full := func(s Second) bool { return s.Failed == 0 && float64(s.OK) >= fullCapacity*f.Baseline }
+	reference := f.Baseline
+	if last+1 >= 2*steadyWindow {
+		var tail []int
+		for k := last - steadyWindow + 1; k <= last; k++ {
+			tail = append(tail, count(bins, k).OK)
+		}
+		f.Level = median(tail)
+		reference = min(reference, f.Level)
+	}
+	f.FullCapacity = fullCapacity * reference
+	full := func(s Second) bool { return s.Failed == 0 && float64(s.OK) >= f.FullCapacity }
 	impact := -1
 	for k := 0; k <= last; k++ {
 		if !full(count(bins, k)) {
@@ -156,8 +190,15 @@ func Analyze(rec *Record, fault time.Time, warmup time.Duration) (Figures, error
 	if recovered >= 0 {
 		end = min(last, recovered+timelineMargin)
 	}
+	cpu := map[int]*HostCPU{}
+	for i := 1; i < len(rec.HostCPU); i++ {
+		mid := rec.HostCPU[i].End.Add(-rec.HostCPU[i].End.Sub(rec.HostCPU[i-1].End) / 2)
+		cpu[int(math.Floor(mid.Sub(fault).Seconds()))] = &rec.HostCPU[i]
+	}
 	for k := max(-timelineMargin, -len(before)); k <= end; k++ {
-		f.Timeline = append(f.Timeline, count(bins, k))
+		s := count(bins, k)
+		s.HostCPU = cpu[k]
+		f.Timeline = append(f.Timeline, s)
 	}
 	return f, nil
 }
@@ -196,6 +237,19 @@ func median(xs []int) float64 {
 		return float64(s[n/2])
 	}
 	return float64(s[n/2-1]+s[n/2]) / 2
+}
+
+// HostCPUString prints the timeline's host CPU as
+// "offset:busy/iowait/steal" per second, in percent; "" if none was
+// sampled.
+func (f Figures) HostCPUString() string {
+	var parts []string
+	for _, s := range f.Timeline {
+		if c := s.HostCPU; c != nil {
+			parts = append(parts, fmt.Sprintf("%+d:%.0f/%.0f/%.0f", s.Offset, 100*c.Busy, 100*c.IOWait, 100*c.Steal))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // TimelineString prints the timeline as "offset:ok/failed" per second.

@@ -139,3 +139,59 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeLevelAfter: a level that stays lower to the storm's end is the
+// reference of full capacity, a dip that ends is not.
+func TestAnalyzeLevelAfter(t *testing.T) {
+	began := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steady := func(n, secs int) [][]string {
+		var out [][]string
+		for range secs {
+			out = append(out, repeat("ok", n))
+		}
+		return out
+	}
+	storm := func(parts ...[][]string) [][]string {
+		var out [][]string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		perSecond [][]string
+		wantLevel float64
+		wantTTFC  time.Duration
+	}{{
+		// One second of failures, then 7/s to the end: the platform
+		// settled at 7, which it reached in second 1.
+		name:      "level shift",
+		perSecond: storm(steady(10, 4), [][]string{repeat("fail", 5)}, steady(7, 24)),
+		wantLevel: 7, wantTTFC: time.Second,
+	}, {
+		// Five seconds at 6/s before the storm is back at 10/s: the dip
+		// is the fault's, the time to full capacity counts it.
+		name:      "dip that ends",
+		perSecond: storm(steady(10, 4), [][]string{repeat("fail", 5)}, steady(6, 5), steady(10, 20)),
+		wantLevel: 10, wantTTFC: 6 * time.Second,
+	}, {
+		// Faster after the fault than before: the baseline stays the
+		// reference.
+		name:      "faster after",
+		perSecond: storm(steady(10, 4), [][]string{repeat("fail", 5)}, steady(8, 2), steady(12, 20)),
+		wantLevel: 12, wantTTFC: 3 * time.Second,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Analyze(fakeStorm(began, tt.perSecond), began.Add(4*time.Second), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Baseline != 10 || f.Level != tt.wantLevel || !f.Recovered || f.TimeToFullCapacity != tt.wantTTFC {
+				t.Errorf("baseline %v level %v recovered %v ttfc %v; want 10 %v true %v\ntimeline %s",
+					f.Baseline, f.Level, f.Recovered, f.TimeToFullCapacity, tt.wantLevel, tt.wantTTFC, f.TimelineString())
+			}
+		})
+	}
+}

@@ -21,6 +21,9 @@ type Record struct {
 	Clients      int
 	// Requests are ordered by End.
 	Requests []Request
+	// HostCPU is the machine's CPU time during the storm, oldest first
+	// (none if it was not sampled).
+	HostCPU []HostCPU
 }
 
 // Found is what the server holds of one object after the storm.
