@@ -89,7 +89,13 @@ type Figures struct {
 	// Timeline is the bins from shortly before the fault to shortly after
 	// the recovery.
 	Timeline []Second
+	// Whole is the successful requests of each 5 s of the storm from its
+	// start: its shape, the fault's dent and any drift around it.
+	Whole []int
 }
+
+// wholeBin is the width of Figures.Whole's bins.
+const wholeBin = 5 * time.Second
 
 // fullCapacity is the share of the baseline a second must reach to count
 // as back at full capacity.
@@ -129,6 +135,10 @@ func Analyze(rec *Record, fault time.Time, warmup time.Duration) (Figures, error
 		}
 	}
 	f.FailedShare = float64(f.Failed) / float64(f.Requests)
+	f.Whole = make([]int, int(rec.Ended.Sub(rec.Began)/wholeBin)+1)
+	for _, t := range okEnds {
+		f.Whole[int(t.Sub(rec.Began)/wholeBin)]++
+	}
 	f.Downtime, f.DowntimeFrom = longestGap(rec.Began, rec.Ended, okEnds)
 
 	// The full bins between warm-up and fault, and after the fault.
