@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 60m
 FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all deps generate verify verify-codegen verify-gofmt vet build test test-unit \
+.PHONY: all deps generate verify verify-codegen verify-gofmt verify-shared-modules vet build test test-unit \
 	test-integration test-e2e test-reliability test-fuzz up down images bench clean
 
 all: build
@@ -26,7 +26,7 @@ generate: deps
 	hack/update-launcher-proto.sh
 
 ## verify: gofmt, go vet, and generated code up to date
-verify: verify-gofmt vet verify-codegen
+verify: verify-gofmt vet verify-codegen verify-shared-modules
 
 verify-gofmt:
 	@out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
@@ -39,6 +39,11 @@ vet: deps
 
 verify-codegen: deps
 	hack/verify-codegen.sh
+
+# The platform's commands and the Kubernetes build compile k8s.io modules at
+# the same versions, so that a cold make up compiles them once.
+verify-shared-modules:
+	hack/verify-shared-modules.sh
 
 ## build: every binary into _output/bin
 build: deps

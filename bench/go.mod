@@ -17,10 +17,10 @@ require (
 	golang.org/x/sys v0.47.0
 	gonum.org/v1/plot v0.16.0
 	google.golang.org/grpc v1.82.1
-	k8s.io/api v0.37.2
+	k8s.io/api v0.37.1
 	k8s.io/apiextensions-apiserver v0.37.1
-	k8s.io/apimachinery v0.37.2
-	k8s.io/client-go v0.37.2
+	k8s.io/apimachinery v0.37.1
+	k8s.io/client-go v0.37.1
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	kubevirt.dev/virt v0.0.0-00010101000000-000000000000
@@ -116,9 +116,9 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/apiserver v0.37.1 // indirect
-	k8s.io/component-base v0.37.2 // indirect
+	k8s.io/component-base v0.37.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
-	k8s.io/streaming v0.37.2 // indirect
+	k8s.io/streaming v0.37.1 // indirect
 	libvirt.org/go/libvirt v1.11006.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect

@@ -5,10 +5,8 @@
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
-# Commands of the tools module itself: etcd for kube-apiserver
-# (go.etcd.io/etcd/server/v3 embed, the version k8s.io/apiserver pins).
-LOCAL_CMDS=(etcd)
+CMDS=("${KUBE_CMDS[@]}")
+LOCAL_CMDS=("${KUBE_LOCAL_CMDS[@]}")
 
 # A binary of another version means a new KUBE_VERSION: rebuild everything.
 # Otherwise build only what is missing (a command added to the lists above).

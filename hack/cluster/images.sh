@@ -53,7 +53,7 @@ has_cmd() {
     compgen -G "${ROOT}/cmd/$1/*.go" >/dev/null
 }
 cgo_cmds=()
-for c in virt-apiserver virt-controller virt-handler virt-launcher; do
+for c in "${PLATFORM_CMDS[@]}"; do
   if has_cmd "${c}"; then cgo_cmds+=("./cmd/${c}"); fi
 done
 # virtctl too: up.sh installs it from here rather than building it again.

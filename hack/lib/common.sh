@@ -14,6 +14,15 @@ KUBE_VERSION="v1.37.1"
 KUBE_COMMIT="f78e722310e50bcaca9276be22276d9e91d91308"
 KUBE_BUILD_DATE="2026-09-23T17:06:22Z"
 KUBE_BIN="${VIRT_CACHE}/kube/${KUBE_VERSION}/bin"
+# The Kubernetes commands build-kube.sh builds in hack/kube, and those of
+# that module itself: etcd for kube-apiserver (go.etcd.io/etcd/server/v3
+# embed, the version k8s.io/apiserver pins).
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
+KUBE_LOCAL_CMDS=(etcd)
+# The platform's cgo commands, built in one go build (images.sh). They share
+# the compiled k8s.io packages of the Kubernetes build only while both
+# modules require the same versions (hack/verify-shared-modules.sh).
+PLATFORM_CMDS=(virt-apiserver virt-controller virt-handler virt-launcher)
 
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export GOTOOLCHAIN=local
