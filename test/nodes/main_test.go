@@ -27,6 +27,11 @@ func run(m *testing.M) int {
 	}
 	keep := os.Getenv(framework.KeepClusterEnv) == "1"
 	wasUp := c.Healthy(ctx)
+	remembered, err := c.RememberedNodes()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodes: FAIL: %v\n", err)
+		return 1
+	}
 
 	// The host as the cluster leaves it when it is down: what `make down`
 	// after three nodes must leave.
@@ -65,6 +70,11 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "nodes: FAIL: make up NODES=1 after the tests: %v\n", err)
 			code = 1
 		}
+	} else if err := c.RememberNodes(remembered); err != nil {
+		// Down, as found: the next plain make up brings the nodes it
+		// would have brought before the tests, not this suite's three.
+		fmt.Fprintf(os.Stderr, "nodes: FAIL: remember %d node(s) for the next make up: %v\n", remembered, err)
+		code = 1
 	}
 	return code
 }

@@ -43,8 +43,10 @@ type Cluster struct {
 	kubeBin        string
 	// nodesDir holds the extra nodes' state (NODES_DIR of
 	// hack/cluster/lib.sh); nodeCount is the node count Up asks for and
-	// nodes the names of those nodes.
+	// nodes the names of those nodes; nodesFile keeps the count a plain
+	// `make up` brings up (NODES_FILE).
 	nodesDir  string
+	nodesFile string
 	nodeCount int
 	nodes     []string
 
@@ -104,16 +106,16 @@ func Attach(ctx context.Context) (*Cluster, error) {
 	c := &Cluster{Root: root, nodeCount: 1}
 	// The scripts are the one source of the cluster's paths and names.
 	settings, err := c.script(ctx, "bash", "-c", `source hack/cluster/lib.sh && printf '%s\n' `+
-		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}" "${KUBELET_ROOT}" "${NODES_DIR}"`)
+		`"${ADMIN_KUBECONFIG}" "${KUBE_BIN}/kubectl" "${VIRT_STATE}" "${BRIDGE}" "${CONTAINERD_SOCK}" "${KUBE_BIN}" "${KUBELET_ROOT}" "${NODES_DIR}" "${NODES_FILE}"`)
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster's settings: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(settings), "\n")
-	if len(lines) != 8 {
+	if len(lines) != 9 {
 		return nil, fmt.Errorf("read the cluster's settings: unexpected output %q", settings)
 	}
-	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin, c.KubeletRoot, c.nodesDir =
-		lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[6], lines[7]
+	c.Kubeconfig, c.KubectlPath, c.State, c.Bridge, c.containerdSock, c.kubeBin, c.KubeletRoot, c.nodesDir, c.nodesFile =
+		lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[6], lines[7], lines[8]
 	return c, nil
 }
 

@@ -2,10 +2,12 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,6 +22,30 @@ import (
 // Nodes returns the names of the cluster's nodes, the host's first, as of
 // the last Up.
 func (c *Cluster) Nodes() []string { return slices.Clone(c.nodes) }
+
+// RememberedNodes is the node count a plain `make up` brings up: the last
+// one asked for, 1 if none was.
+func (c *Cluster) RememberedNodes() (int, error) {
+	b, err := os.ReadFile(c.nodesFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s holds %q, not a node count", c.nodesFile, b)
+	}
+	return n, nil
+}
+
+// RememberNodes makes n the node count of the next plain `make up`
+// without bringing anything up: a suite that brought a cluster it found
+// down to more nodes leaves the count it found.
+func (c *Cluster) RememberNodes(n int) error {
+	return os.WriteFile(c.nodesFile, []byte(strconv.Itoa(n)+"\n"), 0o644)
+}
 
 // SetNodes brings the cluster to n nodes (`make up NODES=n`): the missing
 // ones are brought up, those beyond n removed (stopped without a drain,
