@@ -95,7 +95,10 @@ behaviour (it retries nothing but a GET on a broken connection, and an
 answer with Retry-After), one connection per client configuration,
 client-side rate limit at kubectl's 50 requests/s and bursts of 300, each
 request bounded to %s. The fault comes %s after the start (`+"`%s`"+`) and
-the storm runs on %s after it (`+"`%s`"+`); the first %s are its warm-up.`,
+the storm runs on %s after it (`+"`%s`"+`); the first %s are its warm-up.
+Before each storm a probe VM like the storm's must have its status written
+by virt-controller: after an outage its informers back off for up to 30 s,
+and a baseline taken without its writes is too high.`,
 		s.clients, stormClientsEnv, stormUpdates, stormRequestTimeout, s.before, stormBeforeEnv, s.after, stormAfterEnv, stormWarmup)
 }
 
