@@ -5,20 +5,18 @@
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-CMDS=("${KUBE_CMDS[@]}")
-LOCAL_CMDS=("${KUBE_LOCAL_CMDS[@]}")
-
 # A binary of another version means a new KUBE_VERSION: rebuild everything.
-# Otherwise build only what is missing (a command added to the lists above).
+# Otherwise build only what is missing (a command added to KUBE_CMDS or
+# KUBE_LOCAL_CMDS, hack/lib/common.sh).
 todo=()
 if [ -x "${KUBE_BIN}/kube-apiserver" ] &&
   "${KUBE_BIN}/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes ${KUBE_VERSION}"; then
-  for c in "${CMDS[@]}" "${LOCAL_CMDS[@]}"; do
+  for c in "${KUBE_CMDS[@]}" "${KUBE_LOCAL_CMDS[@]}"; do
     [ -x "${KUBE_BIN}/${c}" ] || todo+=("${c}")
   done
 else
   rm -rf "${KUBE_BIN}"
-  todo=("${CMDS[@]}" "${LOCAL_CMDS[@]}")
+  todo=("${KUBE_CMDS[@]}" "${KUBE_LOCAL_CMDS[@]}")
 fi
 if [ ${#todo[@]} -eq 0 ]; then
   exit 0
@@ -34,7 +32,7 @@ rm -rf "${KUBE_BIN}.tmp"
 mkdir -p "${KUBE_BIN}.tmp" "${KUBE_BIN}"
 pkgs=()
 for c in "${todo[@]}"; do
-  if [[ " ${LOCAL_CMDS[*]} " == *" ${c} "* ]]; then
+  if [[ " ${KUBE_LOCAL_CMDS[*]} " == *" ${c} "* ]]; then
     pkgs+=("./cmd/${c}")
   else
     pkgs+=("k8s.io/kubernetes/cmd/${c}")

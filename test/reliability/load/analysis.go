@@ -35,11 +35,12 @@ const Definitions = `- **Acknowledged writes lost**: after the storm one List (a
   the whole cluster, and a level that stays lower to the end (the host's
   other work, its disk) is where the platform settled, which the figures
   report beside (measured) as the level after over the baseline, with the
-  host's CPU time per second and the storm's successes per 5 s. The first bin from the fault on with a failed request or
-  fewer successes than full capacity is the impact; the time to full
-  capacity is the start of the first later bin with no failed request and
-  at least full capacity (so a whole second at full capacity), 0 when no
-  bin was impacted. Its resolution is 1 s.
+  host's CPU time per second and the storm's successes per 5 s. The first
+  bin from the fault on with a failed request or fewer successes than full
+  capacity is the impact; the time to full capacity is the start of the
+  first later bin with no failed request and at least full capacity (so a
+  whole second at full capacity), 0 when no bin was impacted. Its
+  resolution is 1 s.
 - **Host CPU**: the machine's CPU time per second of the storm from
   /proc/stat, as shares of both cores: busy (user, system, interrupts),
   waiting for the disk (iowait) and stolen by the hypervisor (steal).`

@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -22,13 +21,12 @@ type HostCPU struct {
 	Busy, IOWait, Steal float64
 }
 
-// HostCPUSampler reads /proc/stat at a fixed interval until stopped.
+// HostCPUSampler reads /proc/stat at a fixed interval until stopped. Its
+// goroutine alone writes samples and err; Stop reads them once it ended.
 type HostCPUSampler struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	samples []HostCPU
-	err     error
+	stop, done chan struct{}
+	samples    []HostCPU
+	err        error
 }
 
 // SampleHostCPU starts sampling the host's CPU every interval.
@@ -52,14 +50,11 @@ func SampleHostCPU(interval time.Duration) (*HostCPUSampler, error) {
 				return
 			case now := <-tick.C:
 				cur, err := fs.Stat()
-				s.mu.Lock()
 				if err != nil {
 					s.err = fmt.Errorf("read /proc/stat: %w", err)
-					s.mu.Unlock()
 					return
 				}
 				s.samples = append(s.samples, cpuShares(now, prev.CPUTotal, cur.CPUTotal))
-				s.mu.Unlock()
 				prev = cur
 			}
 		}
@@ -67,16 +62,11 @@ func SampleHostCPU(interval time.Duration) (*HostCPUSampler, error) {
 	return s, nil
 }
 
-// Stop ends the sampling and returns the samples, oldest first.
+// Stop ends the sampling and returns the samples, oldest first. Call it
+// once.
 func (s *HostCPUSampler) Stop() ([]HostCPU, error) {
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
+	close(s.stop)
 	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.samples, s.err
 }
 
