@@ -104,6 +104,7 @@ func New(vmi *virtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, error) {
 			"--grace-period-seconds", strconv.FormatInt(grace, 10),
 		}, append(containerDiskArgs(vmi), kernelBootArgs(vmi)...)...),
 		// Before the kubelet starts the next container, which runs them.
+		Env:           libvirtDebugEnv(vmi),
 		Lifecycle:     installTools(vmi),
 		Resources:     resources,
 		VolumeMounts:  v.computeMounts,

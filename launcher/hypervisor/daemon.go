@@ -171,6 +171,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig, timeout time.Duration) (
 		"DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent",
 		"DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent",
 	}
+	cmd.Env = append(cmd.Env, libvirtLogEnv()...)
 	cmd.Stdout, cmd.Stderr = cfg.Stderr, cfg.Stderr
 	// Its own process group: a signal to the launcher's group (a terminal's
 	// ^C in a test) is the launcher's to handle, and the launcher stops the
@@ -299,4 +300,18 @@ func listenUnixPrivate(path string) (*net.UnixListener, error) {
 		return nil, err
 	}
 	return lis, nil
+}
+
+// libvirtLogEnv is the launcher's libvirt log settings (LIBVIRT_LOG_FILTERS,
+// LIBVIRT_LOG_OUTPUTS: the VMI's debug-log annotation, docs/launcher.md),
+// passed on to the private libvirtd, whose own configuration they override:
+// the daemon logs what the embedded driver would.
+func libvirtLogEnv() []string {
+	var env []string
+	for _, k := range []string{"LIBVIRT_LOG_FILTERS", "LIBVIRT_LOG_OUTPUTS"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

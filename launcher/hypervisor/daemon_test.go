@@ -43,3 +43,15 @@ func TestDaemonConfHasARandomHostUUID(t *testing.T) {
 		t.Errorf("libvirtd.conf configures a TCP listener:\n%s", conf)
 	}
 }
+
+// The launcher's libvirt log settings reach the private libvirtd, and
+// nothing else of its environment does.
+func TestLibvirtLogEnv(t *testing.T) {
+	t.Setenv("LIBVIRT_LOG_FILTERS", "1:qemu.qemu_migration")
+	t.Setenv("LIBVIRT_LOG_OUTPUTS", "1:stderr")
+	t.Setenv("LIBVIRT_DEFAULT_URI", "qemu:///system")
+	got := strings.Join(libvirtLogEnv(), " ")
+	if want := "LIBVIRT_LOG_FILTERS=1:qemu.qemu_migration LIBVIRT_LOG_OUTPUTS=1:stderr"; got != want {
+		t.Errorf("libvirtLogEnv() = %q, want %q", got, want)
+	}
+}

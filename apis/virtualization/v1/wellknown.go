@@ -156,3 +156,12 @@ const (
 // traffic to that pod only, never to a migration's target before the
 // switch-over nor to its source after it.
 const GuestInPodCondition = "virtualization.kubevirt.io/guest-in-pod"
+
+// LibvirtLogFiltersAnnotation on a VMI (or a VM's template) turns on
+// libvirt's debug log in the VMI's launcher pod: its value is libvirt's
+// log filters ("1:qemu.qemu_monitor 3:*", https://libvirt.org/logging.html),
+// and the matching messages go to the compute container's log. KubeVirt's
+// name and meaning. virt-apiserver refuses a value that is not a filter
+// list (validation.ValidateLibvirtLogFilters); virt-controller hands it to
+// the launcher as LIBVIRT_LOG_FILTERS, never into a configuration file.
+const LibvirtLogFiltersAnnotation = "kubevirt.io/libvirt-log-filters"

@@ -67,6 +67,7 @@ func validateVirtualMachineSpec(spec *virtualization.VirtualMachineSpec, fldPath
 	tp := fldPath.Child("template")
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Template.ObjectMeta.Labels, tp.Child("metadata", "labels"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(spec.Template.ObjectMeta.Annotations, tp.Child("metadata", "annotations"))...)
+	allErrs = append(allErrs, validateDebugAnnotations(spec.Template.ObjectMeta.Annotations, tp.Child("metadata", "annotations"))...)
 	if HasReferences(spec) {
 		return append(allErrs, validateMatchers(spec, fldPath)...)
 	}

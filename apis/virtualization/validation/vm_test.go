@@ -37,6 +37,9 @@ func TestValidateVirtualMachine(t *testing.T) {
 		{"bad template label", func(vm *virtualization.VirtualMachine) {
 			vm.Spec.Template.ObjectMeta.Labels = map[string]string{"a b": "c"}
 		}, []string{"spec.template.metadata.labels"}},
+		{"bad libvirt log filters in the template", func(vm *virtualization.VirtualMachine) {
+			vm.Spec.Template.ObjectMeta.Annotations = map[string]string{"kubevirt.io/libvirt-log-filters": "all"}
+		}, []string{"spec.template.metadata.annotations[kubevirt.io/libvirt-log-filters]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,6 +38,7 @@ var (
 // ValidateVirtualMachineInstance validates a VMI being created.
 func ValidateVirtualMachineInstance(vmi *virtualization.VirtualMachineInstance) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&vmi.ObjectMeta, true, apimachineryvalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateDebugAnnotations(vmi.Annotations, field.NewPath("metadata", "annotations"))...)
 	allErrs = append(allErrs, ValidateVirtualMachineInstanceSpec(&vmi.Spec, field.NewPath("spec"))...)
 	return allErrs
 }
@@ -47,6 +48,7 @@ func ValidateVirtualMachineInstance(vmi *virtualization.VirtualMachineInstance) 
 // longer be what the object says.
 func ValidateVirtualMachineInstanceUpdate(vmi, old *virtualization.VirtualMachineInstance) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateDebugAnnotations(vmi.Annotations, field.NewPath("metadata", "annotations"))...)
 	if !apiequality.Semantic.DeepEqual(vmi.Spec, old.Spec) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"),
 			"the spec of a VirtualMachineInstance cannot change once it is created; delete and recreate it, or manage it through a VirtualMachine"))
