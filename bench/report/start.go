@@ -118,7 +118,13 @@ func topCPU(m map[string]float64, n int) string {
 		all = append(all, kv{k, v})
 		total += v
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
+	// By name among equals: the same results render the same text.
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].v != all[j].v {
+			return all[i].v > all[j].v
+		}
+		return all[i].k < all[j].k
+	})
 	var parts []string
 	for i, e := range all {
 		if i == n {
