@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,11 +57,7 @@ func TestLibvirtDebugLog(t *testing.T) {
 			env = c.Env
 		}
 	}
-	found := false
-	for _, e := range env {
-		found = found || e.Name == "LIBVIRT_LOG_FILTERS" && e.Value == filters
-	}
-	if !found {
+	if !slices.Contains(env, corev1.EnvVar{Name: "LIBVIRT_LOG_FILTERS", Value: filters}) {
 		t.Errorf("compute container's environment %v lacks LIBVIRT_LOG_FILTERS=%q", env, filters)
 	}
 	logs, err := cluster.Kube.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: layout.ComputeContainer}).DoRaw(ctx)
