@@ -3,6 +3,8 @@
 SHELL := /usr/bin/env bash -o errexit -o pipefail -o nounset
 GO ?= go
 BIN := _output/bin
+# The platform's build tags; hack/lib/common.sh's PLATFORM_GO_TAGS says why.
+PLATFORM_GO_TAGS := $(shell . hack/lib/common.sh >/dev/null 2>&1 && echo "$$PLATFORM_GO_TAGS")
 # Integration and e2e tests start real servers and guests: give them room.
 TEST_TIMEOUT ?= 60m
 # How long `make test` fuzzes decode + default + validate, and how long it
@@ -48,7 +50,7 @@ verify-shared-modules:
 ## build: every binary into _output/bin
 build: deps
 	mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -tags "$(PLATFORM_GO_TAGS)" -o $(BIN)/ ./cmd/...
 
 ## test: unit, fuzz, integration, end-to-end, reliability, restore and
 ## multi-node tests, one after the other; prints each suite's duration

@@ -20,7 +20,7 @@ backups="${VIRT_BACKUPS:-${VIRT_CACHE}/backups}"
   die "cannot read ${ADMIN_KUBECONFIG}: run as root (sudo), and bring the cluster up with make up if it never ran"
 
 bin="${ROOT}/_output/bin/virt-apiserver"
-(cd "${ROOT}" && go build -o "${bin}" ./cmd/virt-apiserver) || die "cannot build virt-apiserver"
+(cd "${ROOT}" && go build -tags "${PLATFORM_GO_TAGS}" -o "${bin}" ./cmd/virt-apiserver) || die "cannot build virt-apiserver"
 case "${op}" in
   backup)
     exec "${bin}" store backup --kubeconfig "${ADMIN_KUBECONFIG}" --dir "${backups}" \

@@ -23,6 +23,10 @@ KUBE_LOCAL_CMDS=(etcd)
 # the compiled k8s.io packages of the Kubernetes build only while both
 # modules require the same versions (hack/verify-shared-modules.sh).
 PLATFORM_CMDS=(virt-apiserver virt-controller virt-handler virt-launcher)
+# Build tags of the platform's binaries (images.sh, `make build`):
+# grpcnotrace keeps golang.org/x/net/trace, and with it html/template, out of
+# them (see images.sh).
+PLATFORM_GO_TAGS="grpcnotrace"
 
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export GOTOOLCHAIN=local
