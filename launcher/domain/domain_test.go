@@ -100,7 +100,7 @@ func TestConvertGolden(t *testing.T) {
 		}},
 		{name: "kernel-boot", mutate: func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Firmware = &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{
-				KernelArgs: "console=ttyS0 panic=-1 virt.hostname=testvm",
+				KernelArgs: "console=ttyS0 panic=-1 no_timer_check virt.hostname=testvm",
 				Container:  &virtv1.KernelBootContainer{Image: "guest:latest", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.gz"},
 			}}
 		}},

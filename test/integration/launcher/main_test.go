@@ -339,7 +339,7 @@ func guestVMI(name string, grace int64, kernelArgs ...string) *virtv1.VirtualMac
 			Domain: virtv1.DomainSpec{
 				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
 				Firmware: &virtv1.Firmware{KernelBoot: &virtv1.KernelBoot{
-					KernelArgs: strings.Join(append([]string{"console=ttyS0", "panic=-1", "virt.hostname=" + name}, kernelArgs...), " "),
+					KernelArgs: strings.Join(append([]string{"console=ttyS0", "panic=-1", "no_timer_check", "virt.hostname=" + name}, kernelArgs...), " "),
 					Container:  &virtv1.KernelBootContainer{Image: "guest", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.gz"},
 				}},
 				Devices: virtv1.Devices{
