@@ -33,14 +33,19 @@ type targetState struct {
 // cannot place fails the migration once it has been unschedulable for
 // cfg.UnschedulableTimeout; any pod whose launcher is not ready
 // cfg.PendingTimeout after its creation fails it too (an image that does not
-// pull, a launcher that does not start). A target launcher that exited or a
-// pod being deleted fails it at once: nothing waits on it any more.
+// pull, a launcher that does not start). A target launcher that exited, a
+// holder container that ended or a pod being deleted fails it at once:
+// nothing waits on it any more.
 func examineTarget(pod *corev1.Pod, cfg Config, now time.Time) targetState {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return targetState{reason: virtv1.MigrationReasonTargetNotReady, message: fmt.Sprintf("target pod %s was deleted", pod.Name)}
 	case vmipod.Exited(pod):
 		return targetState{reason: virtv1.MigrationReasonTargetNotReady, message: fmt.Sprintf("target launcher of pod %s exited", pod.Name)}
+	case vmipod.EndedHolder(pod) != nil:
+		cs := vmipod.EndedHolder(pod)
+		return targetState{reason: virtv1.MigrationReasonTargetNotReady,
+			message: fmt.Sprintf("container %s of target pod %s ended (%s): %s", cs.Name, pod.Name, cs.State.Terminated.Reason, cs.State.Terminated.Message)}
 	}
 	if pod.Spec.NodeName == "" {
 		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {

@@ -58,6 +58,13 @@ func TestExamineTarget(t *testing.T) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ComputeContainer,
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}}
 		}), now: created, wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "exited"},
+		{name: "holder ended", pod: pod(func(p *corev1.Pod) {
+			bound(p)
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{
+				{Name: layout.ComputeContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+				{Name: "kernel-boot", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError"}}},
+			}
+		}), now: created, wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "container kernel-boot of target pod"},
 		{name: "deleted", pod: pod(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: created} }), now: created,
 			wantReason: virtv1.MigrationReasonTargetNotReady, wantMsg: "deleted"},
 	} {

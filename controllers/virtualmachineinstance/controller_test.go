@@ -138,6 +138,21 @@ func TestSchedulingTransitions(t *testing.T) {
 		wantWrites: 1,
 		wantEvent:  "Warning PodFailed",
 	}, {
+		// containerd 1.6 under load: the holder's task never started, the
+		// launcher runs and would wait minutes for the holder's files.
+		name: "a holder that ended before the hand-off fails the VMI",
+		vmi:  newVMI(scheduling("pod-uid")),
+		pod: newPod(newVMI(), boundTo("node1"), running(false), func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: "kernel-boot", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 128, Reason: "StartError", Message: "failed to create containerd task"}}})
+		}),
+		wantPhase:  virtv1.Failed,
+		wantReason: virtv1.ReasonPodFailed,
+		wantPods:   1,
+		wantWrites: 1,
+		wantEvent:  "Warning PodFailed container kernel-boot of launcher pod",
+	}, {
 		name:       "a pod being deleted fails the VMI",
 		vmi:        newVMI(scheduling("pod-uid")),
 		pod:        newPod(newVMI(), boundTo("node1"), running(true), podDeleting),

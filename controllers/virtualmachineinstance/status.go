@@ -28,6 +28,11 @@ func nextStatus(old *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, now m
 		// whatever its exit code, even while other containers of its pod
 		// (a container disk's holder) still run.
 		s.Fail(podFailureReason(pod), failureMessage(pod), now)
+	case vmipod.EndedHolder(pod) != nil:
+		// The launcher runs but cannot start the guest without the files
+		// the ended container held: fail now rather than after the
+		// launcher's own bound.
+		s.Fail(virtv1.ReasonPodFailed, holderMessage(pod, vmipod.EndedHolder(pod)), now)
 	case pod.Status.Phase == corev1.PodRunning && vmipod.LauncherRunning(pod) && pod.Spec.NodeName != "":
 		s.SetPhase(virtv1.Scheduled, "", now)
 		s.NodeName = pod.Spec.NodeName
@@ -104,6 +109,16 @@ func computeImage(pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// holderMessage says which of pod's holders ended, for the VMI's event.
+func holderMessage(pod *corev1.Pod, cs *corev1.ContainerStatus) string {
+	t := cs.State.Terminated
+	msg := fmt.Sprintf("container %s of launcher pod %s ended (exit code %d, %s) before the VMI was handed to a node; the guest cannot start without the files it holds", cs.Name, pod.Name, t.ExitCode, t.Reason)
+	if t.Message != "" {
+		msg += ": " + t.Message
+	}
+	return msg
 }
 
 // failureMessage says why pod failed, for the VMI's event.

@@ -54,6 +54,24 @@ func ComputeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
+// EndedHolder is the status of a container of pod other than compute that
+// has terminated, nil while none has. The other containers hold an image's
+// files (kernel boot, container disks) for the pod's whole life, and in a
+// launcher pod (restartPolicy Never) a container that ended never starts
+// again: a launcher waiting for its files waits in vain. Seen on the
+// node's containerd 1.6 under load: a holder's start failed with
+// "namespace path: lstat /proc/0/ns/ipc" (containerd issue 9160) and the
+// launcher waited out its 5-minute bound.
+func EndedHolder(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if cs.Name != layout.ComputeContainer && cs.State.Terminated != nil {
+			return cs
+		}
+	}
+	return nil
+}
+
 // LauncherRunning reports whether pod's launcher runs and every other
 // container of the pod is ready: the hand-off's condition. The node, not
 // the controller, waits for the launcher to serve (monitor: its ready
