@@ -45,6 +45,8 @@ func merge(base, run *report.Results) {
 			base.Debian = run.Debian
 		case "migration":
 			base.Migration = run.Migration
+		case "density":
+			base.Density = run.Density
 		}
 		base.Failures = slices.DeleteFunc(base.Failures, func(f report.Failure) bool { return f.Part == p })
 		if !slices.Contains(base.Parts, p) {

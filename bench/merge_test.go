@@ -11,6 +11,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/debian"
+	"kubevirt.dev/virt/bench/density"
 	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/network"
 	"kubevirt.dev/virt/bench/overhead"
@@ -72,10 +73,10 @@ func TestMergeKnowsEveryPart(t *testing.T) {
 		merge(base, &report.Results{
 			Parts: []string{p}, API: &apipath.Result{}, Start: &startup.Result{}, Writes: &writecount.Result{},
 			Launcher: &overhead.Result{}, Console: &console.Result{}, Network: &network.Result{},
-			Debian: &debian.Result{}, Migration: &migration.Result{},
+			Debian: &debian.Result{}, Migration: &migration.Result{}, Density: &density.Result{},
 		})
 		set := 0
-		for _, r := range []bool{base.API != nil, base.Start != nil, base.Writes != nil, base.Launcher != nil, base.Console != nil, base.Network != nil, base.Debian != nil, base.Migration != nil} {
+		for _, r := range []bool{base.API != nil, base.Start != nil, base.Writes != nil, base.Launcher != nil, base.Console != nil, base.Network != nil, base.Debian != nil, base.Migration != nil, base.Density != nil} {
 			if r {
 				set++
 			}

@@ -15,7 +15,7 @@ import (
 // project's 2-core machine.
 type Options struct {
 	// Parts to run: api, start, writes, launcher, console, network, debian,
-	// migration.
+	// migration, density.
 	Parts []string
 	// Output is the markdown report; the chart goes beside it (.png) and
 	// the raw results too (.json).
@@ -52,6 +52,9 @@ type Options struct {
 	MigrationTimeout time.Duration
 	MigrationSides   []string
 
+	DensityVMIs    int
+	DensityTimeout time.Duration
+
 	ProfileDir      string
 	ProfileClients  int
 	ProfileDuration time.Duration
@@ -63,7 +66,7 @@ type Options struct {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network", "debian", "migration"}, "parts to run")
+	fs.StringSliceVar(&o.Parts, "parts", []string{"api", "start", "writes", "launcher", "console", "network", "debian", "migration", "density"}, "parts to run")
 	fs.StringVar(&o.Output, "output", "docs/performance.md", "report to write (chart: .png beside it; raw results: .json)")
 	fs.StringVar(&o.FromJSON, "from-json", "", "render the report from this results file instead of measuring")
 	fs.StringVar(&o.Merge, "merge", "", "results file of an earlier run (e.g. docs/performance.json) to merge this run's parts into: the report keeps its other parts and says when the merged ones were measured")
@@ -89,6 +92,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MigrationRuns, "migration-runs", 1, "migrations of each guest (128 and 512 MiB, idle and dirtying) per side (the platform, raw libvirt), raw libvirt first in each round, one guest at a time")
 	fs.DurationVar(&o.MigrationTimeout, "migration-timeout", 5*time.Minute, "how long one migration may take from the guest's start to its heartbeat at the target")
 	fs.StringSliceVar(&o.MigrationSides, "migration-sides", []string{"platform", "raw"}, "sides the migration part measures (platform, raw; both for the targets)")
+	fs.IntVar(&o.DensityVMIs, "density-vmis", 100, "VMIs the density part starts at once, or as many as the node's allocatable resources take (it says which)")
+	fs.DurationVar(&o.DensityTimeout, "density-timeout", 20*time.Minute, "how long the density batch may take to reach its last serial marker")
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
@@ -98,7 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	for _, p := range o.Parts {
 		switch p {
-		case "api", "start", "writes", "launcher", "console", "network", "debian", "migration":
+		case "api", "start", "writes", "launcher", "console", "network", "debian", "migration", "density":
 		default:
 			return fmt.Errorf("--parts: unknown part %q", p)
 		}
@@ -145,6 +150,12 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--migration-sides: unknown side %q (platform, raw)", s)
 		}
 	}
+	if o.DensityVMIs <= 0 || o.DensityVMIs > 500 {
+		return fmt.Errorf("--density-vmis must be in (0, 500]")
+	}
+	if o.DensityTimeout <= 0 || o.DensityTimeout > time.Hour {
+		return fmt.Errorf("--density-timeout must be in (0, 1h]")
+	}
 	if o.Merge != "" && o.FromJSON != "" {
 		return fmt.Errorf("--merge measures and --from-json does not: give one")
 	}
@@ -153,10 +164,11 @@ func (o *Options) Validate() error {
 
 // String is the options that shape the measurements, for the report.
 func (o *Options) String() string {
-	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d --debian-runs=%d --debian-timeout=%s --migration-runs=%d --migration-timeout=%s --migration-sides=%s",
+	return fmt.Sprintf("--parts=%s --clients=%s --create-duration=%s --max-creates=%d --gets=%d --list-sizes=%s --list-reps=%d --profile-clients=%d --profile-duration=%s --start-counts=%s --start-timeout=%s --write-vmis=%d --write-idle=%s --console-keystrokes=%d --console-blocks=%d --network-downloads=%d --network-requests=%d --debian-runs=%d --debian-timeout=%s --migration-runs=%d --migration-timeout=%s --migration-sides=%s --density-vmis=%d --density-timeout=%s",
 		strings.Join(o.Parts, ","), ints(o.Clients), o.CreateDuration, o.MaxCreates, o.Gets, ints(o.ListSizes), o.ListReps,
 		o.ProfileClients, o.ProfileDuration, ints(o.StartCounts), o.StartTimeout, o.WriteVMIs, o.WriteIdle, o.ConsoleKeystrokes, o.ConsoleBlocks,
-		o.NetworkDownloads, o.NetworkRequests, o.DebianRuns, o.DebianTimeout, o.MigrationRuns, o.MigrationTimeout, strings.Join(o.MigrationSides, ","))
+		o.NetworkDownloads, o.NetworkRequests, o.DebianRuns, o.DebianTimeout, o.MigrationRuns, o.MigrationTimeout, strings.Join(o.MigrationSides, ","),
+		o.DensityVMIs, o.DensityTimeout)
 }
 
 func ints(v []int) string {

@@ -15,6 +15,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/debian"
+	"kubevirt.dev/virt/bench/density"
 	"kubevirt.dev/virt/bench/endpoint"
 	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/namespace"
@@ -153,6 +154,19 @@ func runMigration(ctx context.Context, cluster *framework.Cluster, o Options) (*
 	}
 	return migration.Run(ctx, migration.Env{Cluster: cluster, Guest: guest, Logf: logf},
 		migration.Options{Runs: o.MigrationRuns, Timeout: o.MigrationTimeout, Sides: sides})
+}
+
+// runDensity is part 9: as many VMIs of the test guest as the node has
+// room for (up to --density-vmis) started at once, against as many domains
+// under raw libvirt.
+func runDensity(ctx context.Context, cluster *framework.Cluster, o Options) (*density.Result, error) {
+	guest, err := buildGuest(ctx, cluster.Root)
+	if err != nil {
+		return nil, err
+	}
+	return density.Run(ctx, startup.Env{
+		Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot, Logf: logf,
+	}, density.Options{VMIs: o.DensityVMIs, Timeout: o.DensityTimeout, Guest: guest})
 }
 
 // buildDebianImage runs hack/build-debian-image.sh (instant when built)

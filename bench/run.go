@@ -155,6 +155,12 @@ func measure(ctx context.Context, cluster *framework.Cluster, o Options, res *re
 			fail("migration", err)
 		}
 	}
+	if o.has("density") && ctx.Err() == nil {
+		logf("part 9: density, as many VMIs as fit at once against raw libvirt")
+		if res.Density, err = runDensity(ctx, cluster, o); err != nil {
+			fail("density", err)
+		}
+	}
 	return failures, nil
 }
 

@@ -174,3 +174,17 @@ func PIDFile(path string) (int, error) {
 	}
 	return pid, nil
 }
+
+// MemAvailable is the machine's MemAvailable from /proc/meminfo in bytes,
+// 0 when unreadable.
+func MemAvailable() int64 {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0
+	}
+	m, err := fs.Meminfo()
+	if err != nil || m.MemAvailableBytes == nil {
+		return 0
+	}
+	return int64(*m.MemAvailableBytes)
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // verdictFuncs are the parts' target checks, in the order of the issue.
-var verdictFuncs = []func(*Results) []Verdict{apiVerdicts, startVerdicts, writesVerdicts, launcherVerdicts, consoleVerdicts, networkVerdicts, migrationVerdicts}
+var verdictFuncs = []func(*Results) []Verdict{apiVerdicts, startVerdicts, writesVerdicts, launcherVerdicts, consoleVerdicts, networkVerdicts, migrationVerdicts, densityVerdicts}
 
 func targetVerdicts(r *Results) []Verdict {
 	var out []Verdict

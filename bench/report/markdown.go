@@ -57,7 +57,7 @@ func Write(path string, r *Results) error {
 var findings string
 
 // sections render the parts after the API path, in the order.
-var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher, writeConsole, writeNetwork, writeDebian, writeMigration}
+var sections = []func(func(string, ...any), *Results){writeStart, writeWrites, writeLauncher, writeConsole, writeNetwork, writeDebian, writeMigration, writeDensity}
 
 func writeMachine(w func(string, ...any), r *Results) {
 	m := r.Machine

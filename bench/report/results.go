@@ -6,6 +6,7 @@ import (
 	"kubevirt.dev/virt/bench/apipath"
 	"kubevirt.dev/virt/bench/console"
 	"kubevirt.dev/virt/bench/debian"
+	"kubevirt.dev/virt/bench/density"
 	"kubevirt.dev/virt/bench/machine"
 	"kubevirt.dev/virt/bench/migration"
 	"kubevirt.dev/virt/bench/network"
@@ -31,6 +32,7 @@ type Results struct {
 	Network   *network.Result    `json:",omitempty"`
 	Debian    *debian.Result     `json:",omitempty"`
 	Migration *migration.Result  `json:",omitempty"`
+	Density   *density.Result    `json:",omitempty"`
 	Failures  []Failure          `json:",omitempty"`
 	// Merged are later runs of some of the parts, whose results replaced
 	// this run's for those parts (virt-bench --merge).

@@ -68,6 +68,13 @@ func writeStart(w func(string, ...any), r *Results) {
 	for _, x := range s.Rows {
 		w("| %s | %d | %s | %s | %s | %s | %d | %s |\n", x.Path, x.Count, sec(x.RunningP50), sec(x.RunningP95), sec(x.MarkerP50), sec(x.MarkerP95), x.Failed, sec(x.Batch))
 	}
+	sep := "\n"
+	for _, x := range s.Rows {
+		for _, e := range x.Errors {
+			w("%s- %s, %d: %s\n", sep, x.Path, x.Count, e)
+			sep = ""
+		}
+	}
 	w("\n| overhead of the platform (p50) | to Running | to marker |\n|---|---|---|\n")
 	for _, n := range startCounts(s) {
 		p, _ := startRow(s, startup.Platform, n)

@@ -19,6 +19,7 @@ import (
 	virtv1 "kubevirt.dev/virt/apis/virtualization/v1"
 	"kubevirt.dev/virt/bench/fixture"
 	"kubevirt.dev/virt/bench/load"
+	"kubevirt.dev/virt/bench/proc"
 	virtclient "kubevirt.dev/virt/generated/clientset/versioned"
 	"kubevirt.dev/virt/launcher/layout"
 )
@@ -41,9 +42,9 @@ func VMI(name string) *virtv1.VirtualMachineInstance {
 	return vmi
 }
 
-// runPlatform posts n VMIs at once and times each to phase Running (from a
+// PlatformBatch posts n VMIs at once and times each to phase Running (from a
 // watch) and to the marker in its serial log (polled on the node).
-func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Duration) (Row, error) {
+func PlatformBatch(ctx context.Context, env Env, ns string, n int, timeout time.Duration) (Row, error) {
 	vmis := env.Virt.VirtualizationV1().VirtualMachineInstances(ns)
 	w, err := vmis.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -56,7 +57,10 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 		uids    = map[types.UID]int{}
 		running = make([]time.Duration, n)
 		marker  = make([]time.Duration, n)
-		errs    []error
+		// ended says why a VMI ended (Failed or Succeeded) before its
+		// marker: its wait is over.
+		ended = make([]string, n)
+		errs  []error
 	)
 	index := map[string]int{}
 	for i := range n {
@@ -97,6 +101,10 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 					if running[i] == 0 && !posted[i].IsZero() {
 						running[i] = now.Sub(posted[i])
 					}
+				case virtv1.Failed, virtv1.Succeeded:
+					if ended[i] == "" {
+						ended[i] = fmt.Sprintf("%s %s (%s): %s", vmi.Name, vmi.Status.Phase, vmi.Status.Reason, endMessage(vmi))
+					}
 				}
 			}
 			mu.Unlock()
@@ -135,6 +143,7 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 			mu.Unlock()
 		}
 	}()
+	avail := proc.MemAvailable()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for name, i := range index {
@@ -185,7 +194,14 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 				marker[i] = time.Since(posted[i])
 				mu.Unlock()
 				done++
+				continue
 			}
+			// A VMI that ended without its marker will not print it.
+			mu.Lock()
+			if ended[i] != "" {
+				done++
+			}
+			mu.Unlock()
 		}
 		if done == n || time.Now().After(deadline) || ctx.Err() != nil {
 			break
@@ -193,9 +209,18 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 		time.Sleep(50 * time.Millisecond)
 	}
 	batch := time.Since(start)
+	after := proc.MemAvailable()
 	mu.Lock()
 	defer mu.Unlock()
 	r := row(Platform, running, marker, batch)
+	for i := range n {
+		if marker[i] == 0 && ended[i] != "" {
+			r.Errors = append(r.Errors, ended[i])
+		}
+	}
+	if avail > 0 && after > 0 {
+		r.NodeMemory = avail - after
+	}
 	r.Steps = map[string]time.Duration{}
 	for step, ds := range steps {
 		var ok []time.Duration
@@ -210,14 +235,24 @@ func runPlatform(ctx context.Context, env Env, ns string, n int, timeout time.Du
 	return r, nil
 }
 
+// endMessage is why vmi ended: its Ready condition's message.
+func endMessage(vmi *virtv1.VirtualMachineInstance) string {
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == virtv1.VirtualMachineInstanceReady {
+			return c.Message
+		}
+	}
+	return ""
+}
+
 func contains(path, s string) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && bytes.Contains(b, []byte(s))
 }
 
-// deleteAll deletes the namespace's VMIs and waits until they and their
+// DeleteAll deletes the namespace's VMIs and waits until they and their
 // pods are gone: the next batch must not compete with this one's shutdown.
-func deleteAll(ctx context.Context, env Env, ns string, timeout time.Duration) error {
+func DeleteAll(ctx context.Context, env Env, ns string, timeout time.Duration) error {
 	vmis := env.Virt.VirtualizationV1().VirtualMachineInstances(ns)
 	if err := vmis.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete VMIs of %s: %w", ns, err)

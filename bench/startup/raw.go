@@ -29,10 +29,10 @@ type rawDomain struct {
 	name, xml, serialLog string
 }
 
-// rawHost is one embedded libvirt for the whole part: libvirt allows one
+// RawHost is one embedded libvirt for a whole part: libvirt allows one
 // embedded root per process, and a long-running libvirtd is what the raw
 // side stands for anyway.
-type rawHost struct {
+type RawHost struct {
 	dir   string
 	conn  *hypervisor.Conn
 	typ   string
@@ -40,26 +40,26 @@ type rawHost struct {
 	seq   int
 }
 
-// openRaw opens the embedded libvirt and boots one guest untimed: the first
+// OpenRaw opens the embedded libvirt and boots one guest untimed: the first
 // define probes QEMU (seconds), which a running libvirtd has long done.
-func openRaw(ctx context.Context, guest Guest, timeout time.Duration, logf func(string, ...any)) (*rawHost, error) {
+func OpenRaw(ctx context.Context, guest Guest, timeout time.Duration, logf func(string, ...any)) (*RawHost, error) {
 	dir, err := os.MkdirTemp("", "vb-raw-")
 	if err != nil {
 		return nil, err
 	}
-	h := &rawHost{dir: dir, guest: guest, typ: domain.TypeQEMU}
+	h := &RawHost{dir: dir, guest: guest, typ: domain.TypeQEMU}
 	if ok, _ := kvm.Usable(); ok {
 		h.typ = domain.TypeKVM
 	}
 	root := filepath.Join(dir, "libvirt")
 	if err := hypervisor.PrepareEmbedRoot(root); err != nil {
-		h.close()
+		h.Close()
 		return nil, err
 	}
 	// hypervisor.Open registers the event loop the embedded driver needs;
 	// the calls below are libvirt's own (define, create, destroy).
 	if h.conn, err = hypervisor.Open(hypervisor.EmbedURI(root)); err != nil {
-		h.close()
+		h.Close()
 		return nil, err
 	}
 	go func() {
@@ -68,21 +68,22 @@ func openRaw(ctx context.Context, guest Guest, timeout time.Duration, logf func(
 	}()
 	w, err := h.domain("warm")
 	if err != nil {
-		h.close()
+		h.Close()
 		return nil, err
 	}
 	t0 := time.Now()
 	_, err = bootRaw(ctx, h.conn, w, timeout)
 	destroyRaw(h.conn, w.name)
 	if err != nil {
-		h.close()
+		h.Close()
 		return nil, fmt.Errorf("warm-up guest: %w", err)
 	}
 	logf("start: raw libvirt warmed up (%s including QEMU's capabilities probe)", time.Since(t0).Round(100*time.Millisecond))
 	return h, nil
 }
 
-func (h *rawHost) close() {
+// Close closes the connection and removes the temporary root.
+func (h *RawHost) Close() {
 	if h.conn != nil {
 		_ = h.conn.Close()
 	}
@@ -90,7 +91,7 @@ func (h *rawHost) close() {
 }
 
 // domain makes the next guest's domain: a fresh name and UUID each time.
-func (h *rawHost) domain(prefix string) (rawDomain, error) {
+func (h *RawHost) domain(prefix string) (rawDomain, error) {
 	h.seq++
 	name := fmt.Sprintf("%s-%d", prefix, h.seq)
 	vmi := VMI(name)
@@ -118,9 +119,9 @@ func (h *rawHost) domain(prefix string) (rawDomain, error) {
 	return rawDomain{name: d.Name, xml: x, serialLog: host.SerialLog}, nil
 }
 
-// runRaw starts n copies of the test guest's domain at once and destroys
+// Batch starts n copies of the test guest's domain at once and destroys
 // them after.
-func (h *rawHost) run(ctx context.Context, n int, timeout time.Duration, logf func(string, ...any)) (Row, error) {
+func (h *RawHost) Batch(ctx context.Context, n int, timeout time.Duration, logf func(string, ...any)) (Row, error) {
 	doms := make([]rawDomain, n)
 	for i := range doms {
 		var err error
@@ -136,6 +137,7 @@ func (h *rawHost) run(ctx context.Context, n int, timeout time.Duration, logf fu
 	running := make([]time.Duration, n)
 	marker := make([]time.Duration, n)
 	before := proc.Snapshot()
+	avail := proc.MemAvailable()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -159,6 +161,9 @@ func (h *rawHost) run(ctx context.Context, n int, timeout time.Duration, logf fu
 	r := row(Raw, running, marker, time.Since(start))
 	// Before the deferred destroy: QEMU's time is lost once it exits.
 	r.CPU = proc.ByComm(before, proc.Snapshot())
+	if after := proc.MemAvailable(); avail > 0 && after > 0 {
+		r.NodeMemory = avail - after
+	}
 	if firstErr != nil {
 		logf("start: raw libvirt, %d guests: %v", n, firstErr)
 	}

@@ -33,7 +33,7 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	}
 	cleanup := context.WithoutCancel(ctx)
 	defer func() {
-		if cerr := deleteAll(cleanup, env, Namespace, 5*time.Minute); cerr != nil {
+		if cerr := DeleteAll(cleanup, env, Namespace, 5*time.Minute); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 		if cerr := namespace.Delete(cleanup, env.Kube, 2*time.Minute, Namespace); cerr != nil {
@@ -42,15 +42,15 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	}()
 	res.Notes = append(res.Notes, fmt.Sprintf("launchers seed QEMU's capabilities from their image (%s, probed when the image was built; docs/launcher.md)",
 		layout.CapabilitiesSeedDir))
-	raw, err := openRaw(ctx, o.Guest, o.Timeout, env.Logf)
+	raw, err := OpenRaw(ctx, o.Guest, o.Timeout, env.Logf)
 	if err != nil {
 		return res, err
 	}
-	defer raw.close()
+	defer raw.Close()
 	for _, n := range o.Counts {
 		env.Logf("start: platform, %d VMIs at once", n)
 		before := proc.Snapshot()
-		r, err := runPlatform(ctx, env, Namespace, n, o.Timeout)
+		r, err := PlatformBatch(ctx, env, Namespace, n, o.Timeout)
 		if err != nil {
 			return res, err
 		}
@@ -59,11 +59,11 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 		env.Logf("start: platform %2d: Running p50 %s p95 %s, marker p50 %s p95 %s, %d failed, batch %s",
 			n, r.RunningP50.Round(time.Millisecond), r.RunningP95.Round(time.Millisecond), r.MarkerP50.Round(time.Millisecond),
 			r.MarkerP95.Round(time.Millisecond), r.Failed, r.Batch.Round(time.Millisecond))
-		if err := deleteAll(ctx, env, Namespace, 5*time.Minute); err != nil {
+		if err := DeleteAll(ctx, env, Namespace, 5*time.Minute); err != nil {
 			return res, err
 		}
 		env.Logf("start: raw libvirt, %d domains at once", n)
-		r, err = raw.run(ctx, n, o.Timeout, env.Logf)
+		r, err = raw.Batch(ctx, n, o.Timeout, env.Logf)
 		if err != nil {
 			return res, err
 		}

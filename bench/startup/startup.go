@@ -1,6 +1,7 @@
 package startup
 
 import (
+	"slices"
 	"time"
 
 	"kubevirt.dev/virt/bench/load"
@@ -43,16 +44,22 @@ var Milestones = []string{StepScheduling, StepPodCreated, StepPodBound, StepPodI
 type Row struct {
 	Path  string
 	Count int
-	// ToRunning and ToMarker, p50 and p95 over the batch's guests.
+	// ToRunning and ToMarker, p50, p95 and max over the batch's guests.
 	RunningP50, RunningP95 time.Duration
 	MarkerP50, MarkerP95   time.Duration
+	RunningMax, MarkerMax  time.Duration `json:",omitempty"`
 	// Failed counts the guests that did not reach the marker in time.
 	Failed int
+	// Errors say why VMIs that ended (Failed) before their marker did.
+	Errors []string `json:",omitempty"`
 	// Batch is from the first start to the last marker.
 	Batch time.Duration
 	// CPU is the machine's CPU seconds during the batch by command name
 	// (all processes, the other users' included).
 	CPU map[string]float64 `json:",omitempty"`
+	// NodeMemory is how much the machine's MemAvailable fell from the
+	// batch's first start to its end, all its guests running (bytes).
+	NodeMemory int64 `json:",omitempty"`
 	// Steps are the p50 times from POST to each milestone (platform only).
 	Steps map[string]time.Duration `json:",omitempty"`
 }
@@ -95,13 +102,13 @@ func row(path string, running, marker []time.Duration, batch time.Duration) Row 
 	sortDurations(okMarker)
 	r.RunningP50, r.RunningP95 = load.Quantile(okRunning, 0.5), load.Quantile(okRunning, 0.95)
 	r.MarkerP50, r.MarkerP95 = load.Quantile(okMarker, 0.5), load.Quantile(okMarker, 0.95)
+	if len(okRunning) > 0 {
+		r.RunningMax = okRunning[len(okRunning)-1]
+	}
+	if len(okMarker) > 0 {
+		r.MarkerMax = okMarker[len(okMarker)-1]
+	}
 	return r
 }
 
-func sortDurations(d []time.Duration) {
-	for i := 1; i < len(d); i++ {
-		for j := i; j > 0 && d[j] < d[j-1]; j-- {
-			d[j], d[j-1] = d[j-1], d[j]
-		}
-	}
-}
+func sortDurations(d []time.Duration) { slices.Sort(d) }
