@@ -49,6 +49,15 @@ disabled_plugins = [
   "io.containerd.internal.v1.tracing",
 ]
 
+# containerd 1.6 answers a task's state with pid 0 when its shim does not
+# answer within io.containerd.timeout.task.state (2 s by default), and the
+# CRI plugin then points a new container's namespaces at /proc/0/ns/...: the
+# container fails to start ("namespace path: lstat /proc/0/ns/ipc", containerd
+# issue 9160). Sixty test guests booting at once on 2 cores starve the shims
+# that long; a slow answer is better than a wrong one.
+[timeouts]
+  "io.containerd.timeout.task.state" = "30s"
+
 [grpc]
   address = "${CONTAINERD_SOCK}"
 
