@@ -146,7 +146,7 @@ BENCH_FLAGS ?=
 # stay out of the product's go.mod); virt-launcher is the product's.
 bench: deps
 	mkdir -p $(BIN)
-	$(GO) build -tags "$(PLATFORM_GO_TAGS)" -o $(BIN)/ ./cmd/virt-launcher
+	$(GO) build -tags "$(PLATFORM_GO_TAGS)" -o $(BIN)/ ./cmd/virt-launcher ./cmd/virt-imagecopy
 	cd bench && $(GO) build -o $(abspath $(BIN))/ ./cmd/...
 	nice $(BIN)/virt-bench $(BENCH_FLAGS)
 

@@ -62,6 +62,7 @@ type Options struct {
 	WebhookBinary string
 	WebhookAddr   string
 	LauncherBin   string
+	ImagecopyBin  string
 }
 
 // AddFlags binds the options to flags.
@@ -97,6 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookBinary, "webhook-binary", "", "virt-bench-webhook (default: beside this binary)")
 	fs.StringVar(&o.WebhookAddr, "webhook-addr", "198.18.0.1:9443", "where the twin's webhook listens (the node's address)")
 	fs.StringVar(&o.LauncherBin, "launcher-binary", "", "virt-launcher for the private-libvirtd comparison (default: beside this binary)")
+	fs.StringVar(&o.ImagecopyBin, "imagecopy-binary", "", "virt-imagecopy, the kernel-boot holder of that comparison (default: beside this binary)")
 }
 
 // Validate checks the options.
@@ -191,6 +193,9 @@ func (o *Options) defaultBinaries() error {
 	}
 	if o.LauncherBin == "" {
 		o.LauncherBin = filepath.Join(filepath.Dir(self), "virt-launcher")
+	}
+	if o.ImagecopyBin == "" {
+		o.ImagecopyBin = filepath.Join(filepath.Dir(self), "virt-imagecopy")
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func runLauncher(ctx context.Context, cluster *framework.Cluster, o Options) (*o
 	}
 	return overhead.Run(ctx, overhead.Env{
 		Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot,
-		LauncherBinary: o.LauncherBin, Guest: guest, Logf: logf,
+		LauncherBinary: o.LauncherBin, ImagecopyBinary: o.ImagecopyBin, Guest: guest, Logf: logf,
 	}, o.StartTimeout)
 }
 

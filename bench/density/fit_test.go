@@ -44,7 +44,7 @@ func TestFreeOnCountsRunningPods(t *testing.T) {
 	node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: list("cpu", "2", "memory", "1Gi", "pods", "110")}}
 	pod := func(phase corev1.PodPhase, cpu, mem string) corev1.Pod {
 		return corev1.Pod{
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: list("cpu", cpu, "memory", mem)}}}},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: list("cpu", cpu, "memory", mem)}}}},
 			Status: corev1.PodStatus{Phase: phase},
 		}
 	}

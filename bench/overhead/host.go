@@ -51,23 +51,31 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 		}
 		os.RemoveAll(dir)
 	}()
-	for _, d := range []string{"p", "k", "d", "v", "c", "x/config/libvirt", "x/run", "x/cache"} {
+	for _, d := range []string{"p", "k", "g", "d", "v", "c", "e/libvirt", "r", "h", "x"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return m, err
 		}
 	}
-	if err := copyFile(env.Guest.Kernel, filepath.Join(dir, "k", layout.KernelName)); err != nil {
+	// The kernel and initrd in a directory of their own, offered by a
+	// holder as the pod's kernel-boot container offers them (records in
+	// the kernel-boot directory, the files read through the holder's
+	// /proc/<pid>/root).
+	kernel, initrd := filepath.Join(dir, "g", "vmlinuz"), filepath.Join(dir, "g", "initrd.gz")
+	if err := copyFile(env.Guest.Kernel, kernel); err != nil {
 		return m, err
 	}
-	if err := copyFile(env.Guest.Initrd, filepath.Join(dir, "k", layout.InitrdName)); err != nil {
+	if err := copyFile(env.Guest.Initrd, initrd); err != nil {
 		return m, err
 	}
-	xdg := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "x/config"), "XDG_RUNTIME_DIR=" + filepath.Join(dir, "x/run"),
-		"XDG_CACHE_HOME=" + filepath.Join(dir, "x/cache"), "HOME=" + filepath.Join(dir, "x")}
+	// One-letter XDG directories: libvirt puts a domain's guest-agent
+	// socket at $XDG_CONFIG_HOME/libvirt/qemu/channel/target/domain-N-<name>/
+	// org.qemu.guest_agent.0, and a UNIX socket path has at most 108 bytes.
+	xdg := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "e"), "XDG_RUNTIME_DIR=" + filepath.Join(dir, "r"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "h"), "HOME=" + filepath.Join(dir, "x")}
 	if private {
 		// As in the pod: QEMU's output to a file, no virtlogd.
 		conf := "stdio_handler = \"file\"\n"
-		if err := os.WriteFile(filepath.Join(dir, "x/config/libvirt/qemu.conf"), []byte(conf), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "e/libvirt/qemu.conf"), []byte(conf), 0o644); err != nil {
 			return m, err
 		}
 	}
@@ -86,11 +94,27 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 			return m, fmt.Errorf("start libvirtd: %w", err)
 		}
 		started = append(started, libvirtd)
-		sock := filepath.Join(dir, "x/run/libvirt/libvirt-sock")
+		sock := filepath.Join(dir, "r/libvirt/libvirt-sock")
 		if err := waitFile(ctx, sock, time.Minute); err != nil {
 			return m, fmt.Errorf("libvirtd's socket: %w", err)
 		}
 	}
+	// QEMU's capabilities seeded as the launcher image seeds them when it
+	// is built (docs/launcher.md "The capabilities seed"), before the
+	// launcher whose memory is measured starts, and before the holder, which
+	// ends when the first launcher it saw ends.
+	seed := podusr.Command(dir, env.LauncherBinary, "--write-capabilities-seed", filepath.Join(dir, "c"))
+	if out, err := seed.CombinedOutput(); err != nil {
+		return m, fmt.Errorf("capabilities seed: %w: %s", err, out)
+	}
+	holder := podusr.Command(dir, env.ImagecopyBinary, "hold",
+		kernel, layout.KernelBootRecord(filepath.Join(dir, "k"), layout.KernelName),
+		initrd, layout.KernelBootRecord(filepath.Join(dir, "k"), layout.InitrdName), env.LauncherBinary)
+	holder.Stdout, holder.Stderr = io.Discard, os.Stderr
+	if err := holder.Start(); err != nil {
+		return m, fmt.Errorf("start the kernel-boot holder: %w", err)
+	}
+	started = append(started, holder)
 	vmi := startup.VMI("overhead-host")
 	vmi.Namespace, vmi.UID = "bench", uuid.NewUUID()
 	// No NIC: its tap is virt-handler's to prepare in a pod, and there is
@@ -100,7 +124,8 @@ func measureHost(ctx context.Context, env Env, private bool, timeout time.Durati
 	privateDir := filepath.Join(dir, "p")
 	args := []string{env.LauncherBinary, "--vmi-namespace", vmi.Namespace, "--vmi-name", vmi.Name, "--vmi-uid", string(vmi.UID),
 		"--private-dir", privateDir, "--disks-dir", filepath.Join(dir, "d"), "--pvc-dir", filepath.Join(dir, "v"),
-		"--kernel-boot-dir", filepath.Join(dir, "k"), "--capabilities-cache-dir", filepath.Join(dir, "c"), "--linger", "1s"}
+		"--kernel-boot-dir", filepath.Join(dir, "k"), "--kernel-boot-file", layout.KernelName, "--kernel-boot-file", layout.InitrdName,
+		"--capabilities-seed-dir", filepath.Join(dir, "c"), "--linger", "1s"}
 	if private {
 		args = append(args, "--libvirt-uri", "qemu:///session")
 	}

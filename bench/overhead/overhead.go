@@ -67,10 +67,12 @@ type Env struct {
 	Kube        kubernetes.Interface
 	Virt        virtclient.Interface
 	KubeletRoot string
-	// LauncherBinary and Guest are for the host-side comparison.
-	LauncherBinary string
-	Guest          startup.Guest
-	Logf           func(string, ...any)
+	// LauncherBinary, ImagecopyBinary (the holder of the kernel-boot
+	// files) and Guest are for the host-side comparison.
+	LauncherBinary  string
+	ImagecopyBinary string
+	Guest           startup.Guest
+	Logf            func(string, ...any)
 }
 
 // Run measures the pod, then the host setups. The VMI is deleted whatever

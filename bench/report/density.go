@@ -82,7 +82,7 @@ func writeDensity(w func(string, ...any), r *Results) {
 	for _, step := range startup.Milestones {
 		w("| %s | %s |\n", step, sec(p.Step(step)))
 	}
-	w("\nCPU seconds during each batch, by command name (all processes of the machine): \n\n")
+	w("\nCPU seconds during each batch, by command name (all processes of the machine):\n\n")
 	for _, x := range []startup.Row{p, q} {
 		if len(x.CPU) > 0 {
 			w("- %s: %s\n", x.Path, topCPU(x.CPU, 8))
