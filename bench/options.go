@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Options of a run. The defaults finish in under 30 minutes on the
+// Options of a run. The defaults take about 40 minutes on the
 // project's 2-core machine.
 type Options struct {
 	// Parts to run: api, start, writes, launcher, console, network, debian,
