@@ -44,9 +44,12 @@ func runStart(ctx context.Context, cluster *framework.Cluster, o Options) (*star
 	if err != nil {
 		return nil, err
 	}
-	return startup.Run(ctx, startup.Env{
-		Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot, Logf: logf,
-	}, startup.Options{Counts: o.StartCounts, Timeout: o.StartTimeout, Guest: guest})
+	return startup.Run(ctx, startupEnv(cluster), startup.Options{Counts: o.StartCounts, Timeout: o.StartTimeout, Guest: guest})
+}
+
+// startupEnv is the cluster as the start and density parts use it.
+func startupEnv(cluster *framework.Cluster) startup.Env {
+	return startup.Env{Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot, Logf: logf}
 }
 
 // accessNamespace holds the service account parts 3 and 4 read
@@ -164,9 +167,7 @@ func runDensity(ctx context.Context, cluster *framework.Cluster, o Options) (*de
 	if err != nil {
 		return nil, err
 	}
-	return density.Run(ctx, startup.Env{
-		Kube: cluster.Kube, Virt: cluster.Virt, KubeletRoot: cluster.KubeletRoot, Logf: logf,
-	}, density.Options{VMIs: o.DensityVMIs, Timeout: o.DensityTimeout, Guest: guest})
+	return density.Run(ctx, startupEnv(cluster), density.Options{VMIs: o.DensityVMIs, Timeout: o.DensityTimeout, Guest: guest})
 }
 
 // buildDebianImage runs hack/build-debian-image.sh (instant when built)

@@ -2,7 +2,8 @@ package density
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -57,23 +58,19 @@ func fits(asked int, per, free corev1.ResourceList) (int, string) {
 	per = per.DeepCopy()
 	per[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
 	n, by := asked, "asked"
-	names := make([]string, 0, len(per))
-	for name := range per {
-		names = append(names, string(name))
-	}
-	sort.Strings(names) // the same limit named for the same input
-	for _, name := range names {
-		want := per[corev1.ResourceName(name)]
+	// In name order: the same limit named for the same input.
+	for _, name := range slices.Sorted(maps.Keys(per)) {
+		want := per[name]
 		if want.Sign() <= 0 {
 			continue
 		}
-		have, ok := free[corev1.ResourceName(name)]
+		have, ok := free[name]
 		room := 0
 		if ok && have.Sign() > 0 {
 			room = int(have.MilliValue() / want.MilliValue())
 		}
 		if room < n {
-			n, by = room, name
+			n, by = room, string(name)
 		}
 	}
 	return n, by

@@ -68,12 +68,10 @@ func Run(ctx context.Context, env startup.Env, o Options) (res *Result, err erro
 	defer raw.Close()
 	n := res.Fit.Count
 	env.Logf("density: platform, %d VMIs at once", n)
-	before := proc.Snapshot()
 	r, err := startup.PlatformBatch(ctx, env, Namespace, n, o.Timeout)
 	if err != nil {
 		return res, err
 	}
-	r.CPU = proc.ByComm(before, proc.Snapshot())
 	res.Rows = append(res.Rows, r)
 	logRow(env, r)
 	if err := startup.DeleteAll(ctx, env, Namespace, 10*time.Minute); err != nil {

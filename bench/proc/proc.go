@@ -188,3 +188,13 @@ func MemAvailable() int64 {
 	}
 	return int64(*m.MemAvailableBytes)
 }
+
+// MemAvailableFall is how much MemAvailable fell since it was before (an
+// earlier MemAvailable), 0 when either reading failed.
+func MemAvailableFall(before int64) int64 {
+	now := MemAvailable()
+	if before == 0 || now == 0 {
+		return 0
+	}
+	return before - now
+}

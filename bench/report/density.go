@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -99,17 +101,9 @@ func writeDensity(w func(string, ...any), r *Results) {
 
 // resources renders a resource list in a stable order.
 func resources(m map[string]string) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" "+m[k])
 	}
-	sort.Strings(names)
-	s := ""
-	for i, k := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += k + " " + m[k]
-	}
-	return s
+	return strings.Join(parts, ", ")
 }

@@ -229,15 +229,7 @@ func TestDensity(t *testing.T) {
 		{Path: startup.Platform, Count: 61, RunningP50: 88 * s, RunningP95: 134 * s, RunningMax: 144 * s, MarkerP50: 133 * s, MarkerP95: 180 * s, MarkerMax: 181 * s, NodeMemory: 61 * 240 << 20},
 		{Path: startup.Raw, Count: 61, RunningP50: 2 * s, RunningP95: 3 * s, RunningMax: 4 * s, MarkerP50: 60 * s, MarkerP95: 90 * s, MarkerMax: 95 * s, Failed: 1},
 	}}
-	r := &report.Results{Started: time.Unix(0, 0), Elapsed: time.Minute, Density: d}
-	md := filepath.Join(t.TempDir(), "performance.md")
-	if err := report.Write(md, r); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := render(t, &report.Results{Started: time.Unix(0, 0), Elapsed: time.Minute, Density: d})
 	for _, want := range []string{
 		"## 9. Density",
 		"requests cpu 20m, memory 377Mi", "**61 fit; the limit is memory.**",
@@ -245,7 +237,7 @@ func TestDensity(t *testing.T) {
 		"| platform (POST → VMI Running) | 61 | 88.00 | 134.00 | 144.00 | 133.00 | 180.00 | 181.00 | 0 | 0.00 | 240 |",
 		"| density: 100 VMIs at once (or as many as fit): every guest reaches its marker; POST → Running p95 beside raw libvirt | 61 fit (limited by memory); 0 and 1 missed the marker; p95 134.00 s against 3.00 s (44.67x) | **no** |",
 	} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +46,7 @@ func VMI(name string) *virtv1.VirtualMachineInstance {
 // PlatformBatch posts n VMIs at once and times each to phase Running (from a
 // watch) and to the marker in its serial log (polled on the node).
 func PlatformBatch(ctx context.Context, env Env, ns string, n int, timeout time.Duration) (Row, error) {
+	before := proc.Snapshot()
 	vmis := env.Virt.VirtualizationV1().VirtualMachineInstances(ns)
 	w, err := vmis.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -209,7 +211,8 @@ func PlatformBatch(ctx context.Context, env Env, ns string, n int, timeout time.
 		time.Sleep(50 * time.Millisecond)
 	}
 	batch := time.Since(start)
-	after := proc.MemAvailable()
+	fall := proc.MemAvailableFall(avail)
+	cpu := proc.ByComm(before, proc.Snapshot())
 	mu.Lock()
 	defer mu.Unlock()
 	r := row(Platform, running, marker, batch)
@@ -218,9 +221,7 @@ func PlatformBatch(ctx context.Context, env Env, ns string, n int, timeout time.
 			r.Errors = append(r.Errors, ended[i])
 		}
 	}
-	if avail > 0 && after > 0 {
-		r.NodeMemory = avail - after
-	}
+	r.NodeMemory, r.CPU = fall, cpu
 	r.Steps = map[string]time.Duration{}
 	for step, ds := range steps {
 		var ok []time.Duration
@@ -229,7 +230,7 @@ func PlatformBatch(ctx context.Context, env Env, ns string, n int, timeout time.
 				ok = append(ok, d)
 			}
 		}
-		sortDurations(ok)
+		slices.Sort(ok)
 		r.Steps[step] = load.Quantile(ok, 0.5)
 	}
 	return r, nil

@@ -161,9 +161,7 @@ func (h *RawHost) Batch(ctx context.Context, n int, timeout time.Duration, logf 
 	r := row(Raw, running, marker, time.Since(start))
 	// Before the deferred destroy: QEMU's time is lost once it exits.
 	r.CPU = proc.ByComm(before, proc.Snapshot())
-	if after := proc.MemAvailable(); avail > 0 && after > 0 {
-		r.NodeMemory = avail - after
-	}
+	r.NodeMemory = proc.MemAvailableFall(avail)
 	if firstErr != nil {
 		logf("start: raw libvirt, %d guests: %v", n, firstErr)
 	}

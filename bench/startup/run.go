@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"kubevirt.dev/virt/bench/namespace"
-	"kubevirt.dev/virt/bench/proc"
 	"kubevirt.dev/virt/launcher/layout"
 )
 
@@ -49,12 +48,10 @@ func Run(ctx context.Context, env Env, o Options) (res *Result, err error) {
 	defer raw.Close()
 	for _, n := range o.Counts {
 		env.Logf("start: platform, %d VMIs at once", n)
-		before := proc.Snapshot()
 		r, err := PlatformBatch(ctx, env, Namespace, n, o.Timeout)
 		if err != nil {
 			return res, err
 		}
-		r.CPU = proc.ByComm(before, proc.Snapshot())
 		res.Rows = append(res.Rows, r)
 		env.Logf("start: platform %2d: Running p50 %s p95 %s, marker p50 %s p95 %s, %d failed, batch %s",
 			n, r.RunningP50.Round(time.Millisecond), r.RunningP95.Round(time.Millisecond), r.MarkerP50.Round(time.Millisecond),

@@ -98,8 +98,8 @@ func row(path string, running, marker []time.Duration, batch time.Duration) Row 
 			r.Failed++
 		}
 	}
-	sortDurations(okRunning)
-	sortDurations(okMarker)
+	slices.Sort(okRunning)
+	slices.Sort(okMarker)
 	r.RunningP50, r.RunningP95 = load.Quantile(okRunning, 0.5), load.Quantile(okRunning, 0.95)
 	r.MarkerP50, r.MarkerP95 = load.Quantile(okMarker, 0.5), load.Quantile(okMarker, 0.95)
 	if len(okRunning) > 0 {
@@ -110,5 +110,3 @@ func row(path string, running, marker []time.Duration, batch time.Duration) Row 
 	}
 	return r
 }
-
-func sortDurations(d []time.Duration) { slices.Sort(d) }
