@@ -39,6 +39,10 @@ type fixture struct {
 	// agent's), in order with libvirt's own.
 	events chan hypervisor.Event
 
+	// gate, while held, keeps events from the supervisor: what it says
+	// between a change and the change's event.
+	gate sync.Mutex
+
 	mu     sync.Mutex
 	agent  []bool // what AgentConnected was told, in order
 	marker string // what Describe adds to every picture
@@ -106,11 +110,14 @@ func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 			case e = <-conn.Events():
 			case e = <-f.events:
 			}
+			f.gate.Lock()
 			select {
 			case <-ctx.Done():
+				f.gate.Unlock()
 				return
 			case events <- e:
 			}
+			f.gate.Unlock()
 		}
 	}()
 	go f.sup.Run(ctx, events)
@@ -300,6 +307,33 @@ func TestShutdownEndsDomainAndRecordsIt(t *testing.T) {
 	}
 	if current, events, _ := f.sup.Watch(); events != nil || current.Domain.StopReason != apiv1.StopReason_STOP_REASON_GUEST_SHUTDOWN {
 		t.Errorf("a watch after the end: %v, events %v; want the final domain and no stream", current, events)
+	}
+}
+
+// A domain that ran and is shut off has ended even before its stopped
+// event arrives: a picture taken in between says how it stopped. Without
+// the stop reason a node daemon took a source launcher whose guest had
+// just migrated away for one that lost its guest, and failed the VMI.
+func TestStoppedBeforeItsEventReadsEnded(t *testing.T) {
+	f := newFixture(t)
+	_, events, stop := f.sup.Watch()
+	defer stop()
+	if _, err := f.start(t); err != nil {
+		t.Fatal(err)
+	}
+	next(t, events, apiv1.EventType_EVENT_TYPE_STARTED)
+	f.gate.Lock()
+	if err := f.sup.conn.Destroy(f.sup.name); err != nil {
+		f.gate.Unlock()
+		t.Fatal(err)
+	}
+	d := f.sup.Domain()
+	f.gate.Unlock()
+	if d.State != apiv1.DomainState_DOMAIN_STATE_SHUTOFF || d.StopReason != apiv1.StopReason_STOP_REASON_DESTROYED {
+		t.Errorf("domain before its stopped event = %s/%s, want SHUTOFF by DESTROYED", d.State, d.StopReason)
+	}
+	if final := f.waitDone(t); final.StopReason != apiv1.StopReason_STOP_REASON_DESTROYED {
+		t.Errorf("final = %v, want DESTROYED", final)
 	}
 }
 

@@ -86,6 +86,15 @@ func (s *Supervisor) snapshotLocked() *apiv1.Domain {
 		return d
 	}
 	d.State, d.Reason = domainState(st.State), st.Reason
+	if d.State == apiv1.DomainState_DOMAIN_STATE_SHUTOFF && s.started {
+		// The domain ran and stopped, and its stopped event has not been
+		// handled yet (handle sets s.final). Said without its stop reason,
+		// a shut-off domain reads as one never started: a node daemon
+		// would take a source that just migrated away for a launcher
+		// without its guest. libvirt's shut-off reasons are the stopped
+		// event's details.
+		d.StopReason = apiv1.StopReasonOfDetail(st.Reason)
+	}
 	if x, err := s.conn.Domain(s.name); err == nil {
 		d.Uuid = x.UUID
 	}
