@@ -75,8 +75,11 @@ test-fuzz:
 test-integration: deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/integration/...
 
+# E2E_PARALLEL: how many of the e2e tests that keep to their own namespace
+# run at once (test/e2e/main_test.go); the others run alone, first.
+E2E_PARALLEL ?= 2
 test-e2e: deps
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(E2E_PARALLEL) ./test/e2e/...
 
 ## test-reliability: the fault-injection suite on the local cluster (about
 ## 9 min on 2 cores); writes its figures to RELIABILITY_REPORT. The API

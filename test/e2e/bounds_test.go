@@ -29,6 +29,7 @@ const spewFor = 2 * time.Minute
 // rotated the log, QEMU appended to serial0.log until the node's disk was
 // full.
 func TestSerialLogStaysBounded(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmi, err := cluster.Example("vmi-tiny.yaml")

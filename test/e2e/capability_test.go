@@ -23,6 +23,7 @@ import (
 // needs a capability no Ready node reports is refused with a 422 that names
 // the capability and says what the node reports.
 func TestNodeCapabilities(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	// No launcher is needed: the labels come from virt-handler's own pod.

@@ -26,6 +26,7 @@ import (
 // SSH keys from a Secret propagated by the guest agent: a key added to the
 // Secret lets ssh in while the guest runs, without a restart.
 func TestConfigVolumesAndAccessCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	core := cluster.Kube.CoreV1()

@@ -40,6 +40,7 @@ const debianBoot = 6 * time.Minute
 // containerDisk root starts pristine again; and a stop is an ACPI shutdown
 // the guest completes.
 func TestDebianGuest(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vms := cluster.Virt.VirtualizationV1().VirtualMachines(ns)

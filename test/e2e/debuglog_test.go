@@ -19,6 +19,7 @@ import (
 // the container's environment; a value that is not a filter list (the one
 // that rewrote KubeVirt's virtqemud.conf) is refused at the field.
 func TestLibvirtDebugLog(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmis := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns)

@@ -37,6 +37,7 @@ const (
 // from a pod whose resolv.conf the kubelet points at it, and answers
 // nothing outside cluster.local (no forwarding to the host's resolver).
 func TestClusterDNS(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	apiserver, err := cluster.Kube.CoreV1().Services("virt-system").Get(ctx, "virt-apiserver", metav1.GetOptions{})
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 // VMI's and the VM's events say why. (On one node the new instance runs
 // on the same node; test/nodes drains a node of several.)
 func TestEvictionRestartsVM(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vm, err := cluster.ExampleVM("vm-always.yaml")

@@ -28,6 +28,7 @@ import (
 // eviction tests here and in test/nodes) prove the kube-apiserver's calls
 // get through.
 func TestEvictionWebhookCallers(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	svc, err := cluster.Kube.CoreV1().Services("virt-system").Get(ctx, "virt-apiserver", metav1.GetOptions{})
 	if err != nil {

@@ -42,6 +42,7 @@ const consoleTimeout = 30 * time.Second
 // kube-apiserver's aggregator, as an ordinary user with a client
 // certificate, authorized by RBAC on the subresources.
 func TestGuestAccess(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	example := filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml")

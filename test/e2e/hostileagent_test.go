@@ -22,6 +22,7 @@ import (
 // GuestReportCut warning event, and the rest of the status (the phase, the
 // Paused condition set and cleared through the API) still written.
 func TestHostileGuestAgent(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmi, err := cluster.Example("vmi-tiny.yaml")

@@ -21,6 +21,7 @@ import (
 // exactly the fields and reasons its header names. None is answered with
 // "unknown field": the schema knows every field of KubeVirt's.
 func TestKubeVirtManifests(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	manifests, err := compat.Manifests()

@@ -71,6 +71,7 @@ func guestOnline(ctx context.Context, t *testing.T, ns, name string) *virtv1.Vir
 // ports it lists; under the bridge binding the guest holds the pod's IP
 // itself; guests reach each other; and nothing of it lands on the host.
 func TestGuestNetworking(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmis := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns)

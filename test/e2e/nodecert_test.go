@@ -32,6 +32,7 @@ import (
 // and the handler's own identity cannot get a certificate of another node,
 // or one with names beside its node's.
 func TestGuestAccessCertificatePerNode(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	pki := filepath.Join(cluster.State, "pki")
 	roots, err := cert.NewPool(filepath.Join(pki, "virt-handler-serving-ca.crt"))

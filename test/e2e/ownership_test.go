@@ -27,6 +27,7 @@ import (
 // (docs/ownership.md). Every write is a server-side dry run: it passes
 // admission and changes nothing.
 func TestStatusOwnership(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	handler := handlerPod(t)

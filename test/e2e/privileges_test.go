@@ -25,6 +25,7 @@ import (
 // Until issue 23 every launcher pod mounted a node-wide hostPath (the QEMU
 // capabilities cache the launchers wrote), and was refused there.
 func TestLauncherPodSecurityBaseline(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline","pod-security.kubernetes.io/enforce-version":"latest"}}}`)
@@ -96,6 +97,7 @@ func TestLauncherPodSecurityBaseline(t *testing.T) {
 // processes the kernel runs have a non-zero uid, no capabilities and no way
 // to gain any.
 func TestControlPlaneRunsAsNonRoot(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	for _, name := range []string{"virt-apiserver", "virt-controller"} {
 		t.Run(name, func(t *testing.T) {

@@ -37,6 +37,7 @@ const probedLabel = "e2e.virt.kubevirt.dev/probed"
 // and networkInterfaceMultiqueue: its NIC has two queue pairs in the guest
 // (the sysfs queues ethtool -l counts; the tiny guest has no ethtool).
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	const probePort = 8081

@@ -23,6 +23,7 @@ const secureBootEnabled = "secureboot: Secure boot enabled"
 // Boot with SMM explicitly off is refused, as KubeVirt refuses it: OVMF
 // enforces Secure Boot from SMM.
 func TestSecureBoot(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmis := cluster.Virt.VirtualizationV1().VirtualMachineInstances(ns)

@@ -37,6 +37,7 @@ const (
 // TestPVCMissingClaim: a VMI whose volume names a claim that does not exist
 // fails before any launcher pod is made, with a reason naming the claim.
 func TestPVCMissingClaim(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	vmi := tinyWithClaim(t, "vmi-missing-claim", "no-such-claim")
@@ -68,6 +69,7 @@ func TestPVCMissingClaim(t *testing.T) {
 // creates a volume the claim binds to; the launcher then makes the claim's
 // disk image, sized from the bound capacity.
 func TestPVCPendingUntilBound(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	suffix := utilrand.String(5)
 	// A directory the launcher's unprivileged user may write: a hostPath
@@ -156,6 +158,7 @@ func TestPVCPendingUntilBound(t *testing.T) {
 // TestPVCBlock: a Block claim on a static local volume backed by a loop
 // device is the guest's disk, of the device's size.
 func TestPVCBlock(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	const size = 64 << 20
 	suffix := utilrand.String(5)
@@ -221,6 +224,7 @@ func TestPVCBlock(t *testing.T) {
 // (local-path) holds a VM's disk image across a restart of the VM: what the
 // guest wrote to the disk is there when it comes back.
 func TestPVCFilesystemPersists(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	createClaim(t, ns, claimDiskName, nil, corev1.PersistentVolumeFilesystem, "128Mi")

@@ -90,6 +90,7 @@ var attacks = []attack{
 // and virt-imagecopy (no shell to exec), so the test acts from the compute
 // container, which stands for it.
 func TestTenantCannotHurtTheHandler(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	tenant := userBoundTo(t, ns, "e2e-tenant", "edit")

@@ -19,6 +19,7 @@ import (
 // TestVMRunStrategy: a VM with runStrategy Always gets a new running
 // instance when its guest dies; switched to Halted it keeps none.
 func TestVMRunStrategy(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	if _, err := cluster.Kubectl(ctx, "create", "-n", ns, "-f", filepath.Join(cluster.Root, "artifacts", "examples", "vm-always.yaml")); err != nil {

@@ -25,6 +25,7 @@ const pausedWindow = time.Second
 // subresources virtctl calls (stop, start, restart, pause, unpause) as an
 // ordinary user with virt:edit.
 func TestVMActions(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	example := filepath.Join(cluster.Root, "artifacts", "examples", "vm-always.yaml")

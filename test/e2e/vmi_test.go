@@ -31,6 +31,7 @@ const deleteTimeout = 2 * time.Minute
 // on its serial console, kubectl describe tells the story in events, and a
 // delete shuts the guest down by ACPI and leaves nothing behind.
 func TestVMILifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	example := filepath.Join(cluster.Root, "artifacts", "examples", "vmi-tiny.yaml")
@@ -128,6 +129,7 @@ func TestVMILifecycle(t *testing.T) {
 // TestInvalidVMIThroughKubectl: kubectl shows the API's 422 with the path of
 // the offending field.
 func TestInvalidVMIThroughKubectl(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	manifest := filepath.Join(t.TempDir(), "bad.yaml")
@@ -158,6 +160,7 @@ spec:
 // TestFiveVMIsAtOnce: five VMIs created together all run, and all go away
 // with their guests on delete.
 func TestFiveVMIsAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	base, err := cluster.Example("vmi-tiny.yaml")
@@ -226,6 +229,7 @@ func TestFiveVMIsAtOnce(t *testing.T) {
 // TestCloudInitVMI: a VMI with cloud-init user data runs, and the launcher
 // built the NoCloud ISO (volume label cidata) the guest sees as a CD-ROM.
 func TestCloudInitVMI(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ns := cluster.Namespace(t)
 	if _, err := cluster.Kubectl(ctx, "create", "-n", ns, "-f", filepath.Join(cluster.Root, "artifacts", "examples", "vmi-cloudinit.yaml")); err != nil {
