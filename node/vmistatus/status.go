@@ -56,6 +56,13 @@ func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domai
 		}
 		s.RemoveCondition(virtv1.VirtualMachineInstancePaused)
 	case apiv1.DomainState_DOMAIN_STATE_PAUSED:
+		if switchover(d) {
+			// The guest is on its way to the target: no one paused
+			// it, and the pause ends with the move (KubeVirt's
+			// handler leaves the conditions alone too). A write
+			// here would also take CPU from the switchover itself.
+			break
+		}
 		msg := "The guest's vCPUs are paused"
 		if d.GetReason() != "" {
 			msg += " (libvirt: " + d.GetReason() + ")"
@@ -81,6 +88,24 @@ func Running(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, d *apiv1.Domai
 	s.Interfaces = interfaces(vmi, pod, d, &dropped)
 	bound(s, &dropped)
 	return s, dropped
+}
+
+// switchover reports whether d is paused by its own live migration's
+// switch-over: QEMU stops the vCPUs for the last copy of memory and the
+// devices (libvirt's reason "migration"), or the guest already runs on the
+// target in post-copy ("postcopy"), while the launcher's live (PreCopy or
+// PostCopy) migration job runs. A copy made with the guest paused
+// throughout (mode Paused: seconds, not a switch-over) and a pause left
+// behind by a migration that ended are pauses like any other.
+func switchover(d *apiv1.Domain) bool {
+	m := d.GetMigration()
+	if d.GetState() != apiv1.DomainState_DOMAIN_STATE_PAUSED || m.GetState() != apiv1.MigrationState_MIGRATION_STATE_RUNNING {
+		return false
+	}
+	if m.GetMode() != "PreCopy" && m.GetMode() != "PostCopy" {
+		return false
+	}
+	return d.GetReason() == "migration" || d.GetReason() == "postcopy"
 }
 
 func condition(t virtv1.VirtualMachineInstanceConditionType, st corev1.ConditionStatus, reason, message string) virtv1.VirtualMachineInstanceCondition {

@@ -53,6 +53,12 @@ func domain(state apiv1.DomainState, reason string) *apiv1.Domain {
 		Interfaces: []*apiv1.Interface{{Name: "default", Mac: "52:54:00:12:34:56", Model: "virtio"}}}
 }
 
+// migrating is d while its launcher's live migration job runs.
+func migrating(d *apiv1.Domain) *apiv1.Domain {
+	d.Migration = &apiv1.Migration{MigrationUid: "m-uid", State: apiv1.MigrationState_MIGRATION_STATE_RUNNING, Mode: "PreCopy"}
+	return d
+}
+
 var info = &apiv1.InfoResponse{HardwareVirtualization: &apiv1.HardwareVirtualization{Reason: "no vmx or svm flag in /proc/cpuinfo"}}
 
 func TestRunning(t *testing.T) {
@@ -76,13 +82,14 @@ func TestRunning(t *testing.T) {
 		vmi.Status = *s
 		return vmi
 	}
-	paused := func() *virtv1.VirtualMachineInstanceStatus {
+	pausedBy := func(reason string) *virtv1.VirtualMachineInstanceStatus {
 		s := wantRunning()
-		msg := "The guest's vCPUs are paused (libvirt: user)"
+		msg := "The guest's vCPUs are paused (libvirt: " + reason + ")"
 		s.Conditions[1] = virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady, Status: corev1.ConditionFalse, LastTransitionTime: t1, Reason: ReasonPaused, Message: msg}
 		s.Conditions = append(s.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue, LastTransitionTime: t1, Reason: ReasonPaused, Message: msg})
 		return s
 	}
+	paused := func() *virtv1.VirtualMachineInstanceStatus { return pausedBy("user") }
 
 	tests := []struct {
 		name string
@@ -102,6 +109,33 @@ func TestRunning(t *testing.T) {
 		{
 			name: "paused",
 			vmi:  withStatus(wantRunning()), d: domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "user"), info: info, want: paused(),
+		},
+		{
+			name: "paused by its live migration's switchover: conditions as they were",
+			vmi:  withStatus(wantRunning()), d: migrating(domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "migration")), info: info, want: wantRunning(),
+		},
+		{
+			name: "the source paused in post-copy: conditions as they were",
+			vmi:  withStatus(wantRunning()), d: migrating(domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "postcopy")), info: info, want: wantRunning(),
+		},
+		{
+			name: "paused by the user during a migration",
+			vmi:  withStatus(wantRunning()), d: migrating(domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "user")), info: info, want: paused(),
+		},
+		{
+			name: "paused for a copy with the guest paused throughout (mode Paused): paused",
+			vmi:  withStatus(wantRunning()), info: info,
+			d: func() *apiv1.Domain {
+				d := migrating(domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "migration"))
+				d.Migration.Mode = "Paused"
+				return d
+			}(),
+			want: pausedBy("migration"),
+		},
+		{
+			name: "left paused by a migration that ended: paused",
+			vmi:  withStatus(wantRunning()), d: domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "migration"), info: info,
+			want: pausedBy("migration"),
 		},
 		{
 			name: "resumed: Paused removed, Ready true again",
