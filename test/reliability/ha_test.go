@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"kubevirt.dev/virt/test/e2e/framework"
 	"kubevirt.dev/virt/test/reliability/load"
@@ -159,6 +160,9 @@ client would hide the fault, not remove it.`, split.Window, out.Sub(fault).Secon
 	if err != nil {
 		t.Fatal(err)
 	}
+	if endpointErr == nil && !split.Explained() {
+		logReplicaStart(t, ctx, restarted)
+	}
 	fig.Add(report.Seconds("endpoint out of the EndpointSlice", out.Sub(fault), report.Measured()))
 	if s := containerStatus(restarted, apiServerContainer); s != nil && s.State.Running != nil {
 		fig.Add(report.Seconds("container running again (kubelet)", s.State.Running.StartedAt.Sub(fault).Round(time.Second), report.Measured()))
@@ -176,6 +180,23 @@ client would hide the fault, not remove it.`, split.Window, out.Sub(fault).Secon
 		fig.Note("The failures in the window cost %.2f %% of this storm's %d requests; over a storm twice as long the same window would cost half that share.",
 			100*float64(split.Window+split.FollowOn)/float64(f.Requests), f.Requests)
 	}
+}
+
+// logReplicaStart logs the start of the killed replica's new container,
+// for failures the fault's window does not explain. Once, four requests
+// got 403 for system:anonymous right as the restarted replica's endpoint
+// came back: what the new process did first (its authentication
+// controllers' syncs) is what to read them against.
+func logReplicaStart(t *testing.T, ctx context.Context, pod *corev1.Pod) {
+	t.Helper()
+	raw, err := cluster.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+		Container: apiServerContainer, Timestamps: true, LimitBytes: ptr.To[int64](64 << 10),
+	}).DoRaw(ctx)
+	if err != nil {
+		t.Logf("the restarted replica's log: %v", err)
+		return
+	}
+	t.Logf("the restarted replica's log from its start (failures the window does not explain):\n%s", raw)
 }
 
 // etcdMemberKill: SIGKILL of an etcd member that does not lead, during the
