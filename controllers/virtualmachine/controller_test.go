@@ -175,6 +175,18 @@ func vmiCond(t virtv1.VirtualMachineInstanceConditionType, s corev1.ConditionSta
 	}
 }
 
+// migrating gives the instance a started migration, still running or
+// ended.
+func migrating(running bool) func(*virtv1.VirtualMachineInstance) {
+	return func(vmi *virtv1.VirtualMachineInstance) {
+		ms := &virtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m-uid", StartTimestamp: ptr.To(metav1.NewTime(now.Add(-time.Second)))}
+		if !running {
+			ms.EndTimestamp, ms.Completed = ptr.To(metav1.NewTime(now)), true
+		}
+		vmi.Status.MigrationState = ms
+	}
+}
+
 func vmiReason(reason string) func(*virtv1.VirtualMachineInstance) {
 	return func(vmi *virtv1.VirtualMachineInstance) { vmi.Status.Reason = reason }
 }
@@ -277,6 +289,11 @@ func TestRunStrategies(t *testing.T) {
 		{name: "a paused instance", vm: newVM(virtv1.RunStrategyAlways),
 			vmi:  inst(virtv1.Running, ranFor(time.Hour), vmiCond(virtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, "")),
 			want: kept, printable: virtv1.VirtualMachineStatusPaused},
+		{name: "a migrating instance, paused for the copy", vm: newVM(virtv1.RunStrategyAlways),
+			vmi:  inst(virtv1.Running, ranFor(time.Hour), vmiCond(virtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, ""), migrating(true)),
+			want: kept, printable: virtv1.VirtualMachineStatusMigrating},
+		{name: "a migrated instance: running again", vm: newVM(virtv1.RunStrategyAlways),
+			vmi: inst(virtv1.Running, ranFor(time.Hour), migrating(false)), want: kept, printable: virtv1.VirtualMachineStatusRunning},
 		{name: "an instance in Unknown", vm: newVM(virtv1.RunStrategyAlways), vmi: inst(virtv1.Unknown), want: kept, printable: virtv1.VirtualMachineStatusUnknown},
 	}
 	for _, tt := range tests {

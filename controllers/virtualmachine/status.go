@@ -129,6 +129,11 @@ func printableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 		}
 		return virtv1.VirtualMachineStatusStopping
 	}
+	if ms := vmi.Status.MigrationState; ms != nil && ms.StartTimestamp != nil && ms.EndTimestamp == nil && !vmi.Status.Phase.IsFinal() {
+		// KubeVirt's order: a live migration's move shows before a
+		// pause, which the copy itself may be (mode Paused).
+		return virtv1.VirtualMachineStatusMigrating
+	}
 	switch vmi.Status.Phase {
 	case virtv1.PhaseUnset, virtv1.Pending, virtv1.Scheduling:
 		if c := vmi.Status.Condition(virtv1.VirtualMachineInstancePodScheduled); c != nil &&

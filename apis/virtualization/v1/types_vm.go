@@ -158,6 +158,7 @@ const (
 	VirtualMachineStatusStarting         VirtualMachinePrintableStatus = "Starting"
 	VirtualMachineStatusRunning          VirtualMachinePrintableStatus = "Running"
 	VirtualMachineStatusPaused           VirtualMachinePrintableStatus = "Paused"
+	VirtualMachineStatusMigrating        VirtualMachinePrintableStatus = "Migrating"
 	VirtualMachineStatusStopping         VirtualMachinePrintableStatus = "Stopping"
 	VirtualMachineStatusTerminating      VirtualMachinePrintableStatus = "Terminating"
 	VirtualMachineStatusCrashLoopBackOff VirtualMachinePrintableStatus = "CrashLoopBackOff"
