@@ -65,6 +65,7 @@ type Controller struct {
 	clock         clock.WithTicker
 	cfg           Config
 	evacuationsAt *createdCache
+	reserved      *reservations
 }
 
 // New wires the controller to its informers. The pod informer watches
@@ -93,6 +94,7 @@ func New(ctx context.Context, kube kubernetes.Interface, virt virtclient.Interfa
 		clock:         c,
 		cfg:           cfg,
 		evacuationsAt: newCreatedCache(c),
+		reserved:      newReservations(),
 	}
 	if err := addIndexer(vmims.Informer(), vmiIndex, indexByVMI); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -260,6 +261,58 @@ func TestLimits(t *testing.T) {
 	if phaseOf(f, "mig-c") != virtv1.MigrationPending || phaseOf(f, "mig-g") != virtv1.MigrationScheduling {
 		t.Errorf("after one ended: c %s, g %s; want c still Pending (its node is full), g started", phaseOf(f, "mig-c"), phaseOf(f, "mig-g"))
 	}
+}
+
+// TestLimitsOnAStaleCache: the limits count the migrations this controller
+// admitted whose move past Pending the cache has not shown yet. Without
+// that, an older migration that became Pending after them was admitted on
+// top: six ran under a limit of five in test/nodes.
+func TestLimitsOnAStaleCache(t *testing.T) {
+	cfg := DefaultConfig(testPodConfig)
+	cfg.ParallelPerCluster = 2
+	objs := []runtime.Object{node("spare"), node("n1"), node("n2"), node("n3")}
+	for i, name := range []string{"a", "b", "c"} {
+		vmi := runningVMI(name, fmt.Sprintf("n%d", i+1))
+		objs = append(objs, vmi, sourcePod(vmi))
+	}
+	// c is the oldest, but its Pending is not in the cache yet.
+	objs = append(objs,
+		newMigration("mig-a", "a", inPhase(virtv1.MigrationPending), createdAt(t0.Add(time.Second))),
+		newMigration("mig-b", "b", inPhase(virtv1.MigrationPending), createdAt(t0.Add(2*time.Second))),
+		newMigration("mig-c", "c", withFinalizer, createdAt(t0)))
+	f := newFixture(t, cfg, objs...)
+	f.refresh()
+	sync := func(name string) {
+		t.Helper()
+		_, err := f.ctrl.sync(t.Context(), "ns/"+name)
+		f.must(err)
+	}
+	// a and b start; the cache still shows both Pending.
+	sync("mig-a")
+	sync("mig-b")
+	// c becomes Pending, and the cache shows only that.
+	c := f.migration("mig-c")
+	c.Status.SetPhase(virtv1.MigrationPending, metav1.NewTime(t0))
+	f.must(f.virt.Tracker().Update(virtv1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations"), c, "ns"))
+	f.must(f.ctrl.vmimIndexer.Update(c))
+	sync("mig-c")
+	got := []virtv1.VirtualMachineInstanceMigrationPhase{phaseOf(f, "mig-a"), phaseOf(f, "mig-b"), phaseOf(f, "mig-c")}
+	want := []virtv1.VirtualMachineInstanceMigrationPhase{virtv1.MigrationScheduling, virtv1.MigrationScheduling, virtv1.MigrationPending}
+	if !slices.Equal(got, want) {
+		t.Fatalf("phases of a, b, c: %v, want %v (at most 2 at once)", got, want)
+	}
+	// Once a ends and the cache has caught up, c starts.
+	a := f.migration("mig-a")
+	a.Status.SetPhase(virtv1.MigrationFailed, metav1.NewTime(f.clock.Now()))
+	f.must(f.virt.Tracker().Update(virtv1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations"), a, "ns"))
+	f.syncMigration("mig-c")
+	if p := phaseOf(f, "mig-c"); p != virtv1.MigrationScheduling {
+		t.Errorf("c after a ended: %s, want Scheduling", p)
+	}
+}
+
+func createdAt(t time.Time) func(*virtv1.VirtualMachineInstanceMigration) {
+	return func(m *virtv1.VirtualMachineInstanceMigration) { m.CreationTimestamp = metav1.NewTime(t) }
 }
 
 // TestEvacuationsFirst: with one slot free, an evacuation created after a

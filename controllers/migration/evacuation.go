@@ -146,21 +146,40 @@ func isEvacuation(m *virtv1.VirtualMachineInstanceMigration) bool {
 	return ok
 }
 
-// admitted says whether the limits let the pending m start now.
-func (c *Controller) admitted(m *virtv1.VirtualMachineInstanceMigration) bool {
+// admit says whether the limits let the pending m start now, and if so
+// reserves its place until the informer shows it past Pending; release
+// gives the place back when m did not start after all (an error before or
+// in the write of its next phase).
+func (c *Controller) admit(m *virtv1.VirtualMachineInstanceMigration) (ok bool, release func()) {
+	r := c.reserved
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := m.Namespace + "/" + m.Name
+	release = func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.keys, key)
+	}
 	var pending, started []candidate
+	seen := map[string]bool{}
 	for _, obj := range c.vmimIndexer.List() {
 		o := obj.(*virtv1.VirtualMachineInstanceMigration)
+		okey := o.Namespace + "/" + o.Name
+		seen[okey] = true
+		if o.Status.Phase != virtv1.MigrationPending {
+			// Past Pending (or never there): the cache tells from now on.
+			delete(r.keys, okey)
+		}
 		if o.Status.Phase.Final() || o.Status.Phase == virtv1.MigrationPhaseUnset {
 			continue
 		}
-		cand := candidate{key: o.Namespace + "/" + o.Name, evacuation: isEvacuation(o), created: o.CreationTimestamp.Time}
+		cand := candidate{key: okey, evacuation: isEvacuation(o), created: o.CreationTimestamp.Time}
 		if ms := o.Status.MigrationState; ms != nil && ms.SourceNode != "" {
 			cand.sourceNode = ms.SourceNode
 		} else if vmi, err := c.vmiLister.VirtualMachineInstances(o.Namespace).Get(o.Spec.VMIName); err == nil {
 			cand.sourceNode = vmi.Status.NodeName
 		}
-		if o.Status.Phase == virtv1.MigrationPending {
+		if o.Status.Phase == virtv1.MigrationPending && !r.keys[okey] {
 			if o.DeletionTimestamp == nil {
 				pending = append(pending, cand)
 			}
@@ -168,7 +187,20 @@ func (c *Controller) admitted(m *virtv1.VirtualMachineInstanceMigration) bool {
 		}
 		started = append(started, cand)
 	}
-	return admit(pending, started, limits{perCluster: c.cfg.ParallelPerCluster, outboundPerNode: c.cfg.ParallelOutboundPerNode})[m.Namespace+"/"+m.Name]
+	for k := range r.keys {
+		if !seen[k] {
+			delete(r.keys, k)
+		}
+	}
+	if r.keys[key] {
+		// Admitted by an earlier sync whose write has not shown yet.
+		return true, release
+	}
+	if !admit(pending, started, limits{perCluster: c.cfg.ParallelPerCluster, outboundPerNode: c.cfg.ParallelOutboundPerNode})[key] {
+		return false, nil
+	}
+	r.keys[key] = true
+	return true, release
 }
 
 // evacuationFailures are when the VMI's evacuation migrations failed since

@@ -3,6 +3,7 @@ package migration
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -91,3 +92,18 @@ func evacuationBackoff(failures []time.Time, base time.Duration, now time.Time) 
 	}
 	return 0
 }
+
+// reservations are the migrations this controller admitted whose move past
+// Pending its informer has not delivered yet; the limits count them as
+// started. Decided on a cache that still showed an admitted migration
+// Pending, a migration of higher priority (one that had not been Pending
+// yet when the other was admitted) was admitted beside it: six ran at once
+// under a limit of five. Kubernetes' own controllers keep such expectations
+// of their writes for the same reason. mu also makes each decision and its
+// reservation one step for the workers.
+type reservations struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func newReservations() *reservations { return &reservations{keys: map[string]bool{}} }

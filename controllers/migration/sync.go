@@ -114,12 +114,23 @@ func (c *Controller) syncPending(ctx context.Context, m *virtv1.VirtualMachineIn
 			return wait, nil
 		}
 	}
-	if !c.admitted(m) {
+	ok, release := c.admit(m)
+	if !ok {
 		// A slot frees when another migration ends; its event requeues
 		// every pending one.
 		klog.FromContext(ctx).V(4).Info("Waiting for the limits on parallel migrations")
 		return 0, nil
 	}
+	wait, err := c.startTarget(ctx, m, vmi)
+	if err != nil {
+		release()
+	}
+	return wait, err
+}
+
+// startTarget creates the target pod of the admitted m and moves it to
+// Scheduling.
+func (c *Controller) startTarget(ctx context.Context, m *virtv1.VirtualMachineInstanceMigration, vmi *virtv1.VirtualMachineInstance) (time.Duration, error) {
 	avoid, refused := avoidSource(c.cfg.SameNode, vmi.Status.NodeName, c.otherSchedulableNode(vmi.Status.NodeName))
 	if refused {
 		return 0, c.fail(ctx, m, vmi, virtv1.MigrationReasonSameNodeRefused,
