@@ -102,7 +102,7 @@ func switchover(d *apiv1.Domain) bool {
 	if d.GetState() != apiv1.DomainState_DOMAIN_STATE_PAUSED || m.GetState() != apiv1.MigrationState_MIGRATION_STATE_RUNNING {
 		return false
 	}
-	if m.GetMode() != "PreCopy" && m.GetMode() != "PostCopy" {
+	if mode := virtv1.MigrationMode(m.GetMode()); mode != virtv1.MigrationPreCopy && mode != virtv1.MigrationPostCopy {
 		return false
 	}
 	return d.GetReason() == "migration" || d.GetReason() == "postcopy"

@@ -55,7 +55,7 @@ func domain(state apiv1.DomainState, reason string) *apiv1.Domain {
 
 // migrating is d while its launcher's live migration job runs.
 func migrating(d *apiv1.Domain) *apiv1.Domain {
-	d.Migration = &apiv1.Migration{MigrationUid: "m-uid", State: apiv1.MigrationState_MIGRATION_STATE_RUNNING, Mode: "PreCopy"}
+	d.Migration = &apiv1.Migration{MigrationUid: "m-uid", State: apiv1.MigrationState_MIGRATION_STATE_RUNNING, Mode: string(virtv1.MigrationPreCopy)}
 	return d
 }
 
@@ -127,7 +127,7 @@ func TestRunning(t *testing.T) {
 			vmi:  withStatus(wantRunning()), info: info,
 			d: func() *apiv1.Domain {
 				d := migrating(domain(apiv1.DomainState_DOMAIN_STATE_PAUSED, "migration"))
-				d.Migration.Mode = "Paused"
+				d.Migration.Mode = string(virtv1.MigrationPaused)
 				return d
 			}(),
 			want: pausedBy("migration"),
