@@ -36,6 +36,13 @@
 //     descriptor of the socket it just made, removed on Close through the
 //     same directory descriptor, and accepts only launchers as peers.
 //
+//   - a socket a launcher's QEMU made in one pod is renamed into another
+//     pod of the same VMI (MoveSocket: a live migration within a node
+//     joins the target's incoming socket to the source's path) through
+//     both checked directories' descriptors, only when it is a socket of
+//     the launchers' uid, and checked again after the rename; WaitSocket
+//     watches for it with inotify on the checked directory.
+//
 // virt-handler creates, chowns and removes nothing else in pods; when it
 // does, it does it here. internal/boundary's TestNodeFileAccess fails when
 // a package under node/ other than the few it allows with a reason touches
