@@ -432,3 +432,74 @@ func TestForwardWithinNode(t *testing.T) {
 		t.Fatalf("a connection within the node after the target's listeners closed: %v", err)
 	}
 }
+
+// TestWithinNodeJoinsQEMUSockets: within a node, once the target pod's
+// QEMU listens (its socket appears after the source proxy started, as
+// libvirt's incoming migration makes it), its socket replaces the proxy's
+// in the source pod: QEMU's streams connect to the target directly. The
+// libvirt connection stays relayed.
+func TestWithinNodeJoinsQEMUSockets(t *testing.T) {
+	f := newFixture(t)
+	path := func(d podfs.Dir, k Kind) string {
+		return filepath.Join(d.String(), layout.MigrationDirName, k.Socket())
+	}
+	later := func(k Kind) string { return path(f.target, k) + ".later" }
+	inodes := map[Kind]uint64{}
+	for _, k := range []Kind{QEMU, Block} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(path(f.target, k), &st); err != nil {
+			t.Fatal(err)
+		}
+		inodes[k] = st.Ino
+		if err := os.Rename(path(f.target, k), later(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	authority := newCA(t, "migration-ca")
+	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tgt.Close)
+	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, Local: tgt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	// The target's QEMU starts listening.
+	for _, k := range []Kind{QEMU, Block} {
+		if err := os.Rename(later(k), path(f.target, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []Kind{QEMU, Block} {
+		err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			var st syscall.Stat_t
+			return syscall.Lstat(path(f.source, k), &st) == nil && st.Ino == inodes[k], nil
+		})
+		if err != nil {
+			t.Fatalf("the source pod's %s socket never became the target's: %v", k, err)
+		}
+		if _, err := os.Lstat(path(f.target, k)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the target pod still has its %s socket's name: %v", k, err)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path(f.target, Libvirt), &st); err != nil {
+		t.Errorf("the target's libvirt socket moved: %v", err)
+	}
+	f.forwardsEveryKind(t)
+	// QEMU's stream does not go through the proxy any more: closing the
+	// source side, which cuts every connection it relays, leaves it be.
+	c := f.dialSource(t, QEMU)
+	if _, err := io.ReadFull(c, make([]byte, len("qemu:"))); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatalf("QEMU's connection after the source proxy closed: %v", err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatalf("QEMU's connection after the source proxy closed: %v", err)
+	}
+}

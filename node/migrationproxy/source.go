@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -42,6 +44,15 @@ type SourceConfig struct {
 type Source struct {
 	cancel context.CancelFunc
 	g      group
+	// relayed counts the connections relayed, by kind.
+	relayed [Block + 1]atomic.Int32
+
+	// joinMu orders join's move against the end of the source side: once
+	// Drain or Close began (joinEnded), no socket is moved into the
+	// source pod any more, where nothing would remove it.
+	joinMu    sync.Mutex
+	joinEnded bool
+	stopJoin  context.CancelFunc
 }
 
 // ListenSource listens on the source pod's migration sockets; each
@@ -49,7 +60,8 @@ type Source struct {
 // kind until Close (or ctx ends).
 func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Source{cancel: cancel}
+	joinCtx, stopJoin := context.WithCancel(ctx)
+	s := &Source{cancel: cancel, stopJoin: stopJoin}
 	for _, k := range Kinds {
 		dial, err := cfg.dialer(k)
 		if err != nil {
@@ -67,6 +79,11 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 		}
 		s.g.go_(func() { s.serve(ctx, ln, k, dial) })
 	}
+	if cfg.Local != nil {
+		for _, k := range []Kind{QEMU, Block} {
+			s.g.go_(func() { s.join(joinCtx, cfg.Local.pod, cfg.Pod, k) })
+		}
+	}
 	s.g.go_(func() {
 		<-ctx.Done()
 		s.g.shut()
@@ -74,10 +91,53 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 	return s, nil
 }
 
+// join takes the proxy out of a migration within the node for QEMU's
+// streams (the memory, the block copy): as soon as the target's QEMU
+// listens on its socket, the socket is moved over the proxy's own in the
+// source pod, so the source's QEMU connects to the target's directly, as
+// between two libvirts on one host. Relayed, every byte woke the proxy
+// twice on the node's CPUs while the target's QEMU, which bounds the
+// paused copy, wanted one of them (docs/migration.md "Within a node").
+// QEMU's listening socket exists only once libvirt prepared the incoming
+// migration, a few milliseconds before the source connects: a connection
+// made before the move is relayed as before. The libvirt connection stays
+// relayed: the target's libvirtd listens on its socket from the start,
+// and its launcher uses it too.
+func (s *Source) join(ctx context.Context, target, source podfs.Dir, k Kind) {
+	logger := klog.FromContext(ctx).WithValues("connection", k.String())
+	if err := target.WaitSocket(ctx, layout.MigrationDirName, k.Socket()); err != nil {
+		if ctx.Err() == nil {
+			logger.Info("Cannot watch for the target's migration socket; its connections are relayed", "err", err.Error())
+		}
+		return
+	}
+	s.joinMu.Lock()
+	defer s.joinMu.Unlock()
+	if s.joinEnded {
+		return
+	}
+	if err := target.MoveSocket(layout.MigrationDirName, k.Socket(), source); err != nil {
+		logger.Info("Cannot join the two pods' migration sockets; their connections are relayed", "err", err.Error())
+		return
+	}
+	// Relayed before: the source connected before the move (it lost the
+	// race described above).
+	logger.Info("Joined the target pod's migration socket to the source pod's", "relayedBefore", s.relayed[k].Load())
+}
+
 // Close removes the sockets, closes every connection and waits for them.
 func (s *Source) Close() {
+	s.endJoin()
 	s.cancel()
 	s.g.closeAll()
+}
+
+// endJoin stops join for good, and returns once no move is under way.
+func (s *Source) endJoin() {
+	s.joinMu.Lock()
+	s.joinEnded = true
+	s.joinMu.Unlock()
+	s.stopJoin()
 }
 
 // Drain removes the sockets and lets the open connections end by
@@ -86,6 +146,7 @@ func (s *Source) Close() {
 // exchange with the target's, and cut off it takes the migration for
 // failed and resumes its own copy of the guest.
 func (s *Source) Drain(grace time.Duration) {
+	s.endJoin()
 	s.g.drain(grace)
 	s.Close()
 }
@@ -134,6 +195,7 @@ func (s *Source) serve(ctx context.Context, ln *podfs.Listener, k Kind, d dialer
 		if !s.g.track(local) {
 			return
 		}
+		s.relayed[k].Add(1)
 		s.g.goConn(func() {
 			defer s.g.untrack(local)
 			defer local.Close()
