@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"kubevirt.dev/virt/launcher/layout"
 )
 
-// HoldInterval is how often Hold looks for the launcher.
+// HoldInterval is how often Hold looks for the launcher while it has not
+// found one it can watch (exitOf).
 const HoldInterval = time.Second
 
 // Offer is a file Hold offers: Src (a file, or a directory holding exactly
@@ -50,7 +53,7 @@ func Hold(ctx context.Context, offers []Offer, launcher string, interval time.Du
 	}
 	// Looked for before the records exist: a launcher that reads them and
 	// ends at once has still been seen.
-	seen := launcherRunning(launcher)
+	_, seen := findLauncher(launcher)
 	for i, o := range offers {
 		if err := writeRecord(o.Record, recs[i]); err != nil {
 			return fmt.Errorf("write %s: %w", o.Record, err)
@@ -59,17 +62,64 @@ func Hold(ctx context.Context, offers []Offer, launcher string, interval time.Du
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		pid, running := findLauncher(launcher)
+		if seen && !running {
+			return problem
+		}
+		seen = seen || running
+		// A launcher found is waited for through its pidfd: no wake-up at
+		// all until it exits. Looking every second cost each VMI about
+		// 0.05% of a CPU for its whole life (measured: 0.90 CPU-seconds
+		// in 33 minutes, more than its launcher's 0.76), some 100
+		// CPU-seconds an hour on a node of 61 guests. Without a pidfd,
+		// it is looked for every interval.
+		if exited := exitOf(pid, launcher); exited != nil {
+			select {
+			case <-ctx.Done():
+				return problem
+			case <-exited:
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return problem
 		case <-t.C:
 		}
-		running := launcherRunning(launcher)
-		if seen && !running {
-			return problem
-		}
-		seen = seen || running
 	}
+}
+
+// exitOf is closed when the process pid, running launcher, has exited; nil
+// when it cannot be watched (no pid, no pidfd: a kernel before 5.3 or a
+// seccomp profile without pidfd_open, or the process gone or replaced).
+func exitOf(pid int, launcher string) <-chan struct{} {
+	if pid <= 0 {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil
+	}
+	// The pid may have been reused between the scan and the open: the
+	// pidfd holds whichever process has it now, which must be the
+	// launcher still.
+	if !runs(pid, launcher) {
+		unix.Close(fd)
+		return nil
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			// A pidfd is readable once its process has exited.
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return exited
 }
 
 // offer is the record of the disk src, and the problem that leaves none.
@@ -121,14 +171,15 @@ func writeRecord(path string, rec layout.ContainerDisk) error {
 	return os.Rename(f.Name(), path)
 }
 
-// launcherRunning reports whether a process of the PID namespace other than
-// this one was started as the binary launcher (argv[0]). A zombie has no
-// command line and does not count.
-func launcherRunning(launcher string) bool {
+// findLauncher looks for a process of the PID namespace other than this
+// one that was started as the binary launcher (argv[0]) and returns its
+// PID. A zombie has no command line and does not count. Without /proc
+// nothing can be told: it reports a launcher running, PID 0, so the holder
+// keeps holding.
+func findLauncher(launcher string) (pid int, running bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		// Without /proc nothing can be told: keep holding.
-		return true
+		return 0, true
 	}
 	self := os.Getpid()
 	for _, e := range entries {
@@ -136,15 +187,20 @@ func launcherRunning(launcher string) bool {
 		if err != nil || pid == self {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			// Gone since the listing.
-			continue
-		}
-		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-		if string(argv0) == launcher {
-			return true
+		if runs(pid, launcher) {
+			return pid, true
 		}
 	}
-	return false
+	return 0, false
+}
+
+// runs reports whether process pid was started as the binary launcher; a
+// process gone since, or a zombie, does not.
+func runs(pid int, launcher string) bool {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	return string(argv0) == launcher
 }

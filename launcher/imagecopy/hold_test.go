@@ -43,7 +43,8 @@ func fakeLauncher(t *testing.T) (string, *exec.Cmd) {
 	// The parent of an exec resumes before the kernel has set the new
 	// program's arguments up: until then its command line reads empty.
 	err = wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return launcherRunning(bin), nil
+		_, running := findLauncher(bin)
+		return running, nil
 	})
 	if err != nil {
 		t.Fatalf("the fake launcher's command line: %v", err)
@@ -203,5 +204,30 @@ func TestHoldOffersEachFile(t *testing.T) {
 	cancel()
 	if err := waitDone(t, done); err == nil || !strings.Contains(err.Error(), "initrd.gz") {
 		t.Errorf("Hold = %v, want the missing initrd", err)
+	}
+}
+
+// A launcher found is waited for through its pidfd, not looked for again
+// every interval: with an interval of an hour, Hold still returns as soon
+// as the launcher ended.
+func TestHoldWaitsForTheLauncherToExit(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "disk.img"), []byte("disk"))
+	record := filepath.Join(dir, "record.json")
+	launcher, cmd := fakeLauncher(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- Hold(t.Context(), []Offer{{Src: filepath.Join(dir, "disk.img"), Record: record}}, launcher, time.Hour)
+	}()
+	readRecord(t, record)
+	select {
+	case err := <-done:
+		t.Fatalf("Hold returned (%v) while the launcher runs", err)
+	default:
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := waitDone(t, done); err != nil {
+		t.Errorf("Hold after the launcher ended: %v, want nil", err)
 	}
 }
