@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"path"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,10 +50,14 @@ type Source struct {
 
 	// joinMu orders join's move against the end of the source side: once
 	// Drain or Close began (joinEnded), no socket is moved into the
-	// source pod any more, where nothing would remove it.
+	// source pod any more, where nothing would remove it. And against the
+	// relay's dial of the target's socket (dialer): a connection accepted
+	// just before the move must find the socket where it is then.
 	joinMu    sync.Mutex
 	joinEnded bool
-	stopJoin  context.CancelFunc
+	// joined: the kind's target socket now has the source pod's name.
+	joined   [Block + 1]bool
+	stopJoin context.CancelFunc
 }
 
 // ListenSource listens on the source pod's migration sockets; each
@@ -63,7 +68,7 @@ func ListenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 	joinCtx, stopJoin := context.WithCancel(ctx)
 	s := &Source{cancel: cancel, stopJoin: stopJoin}
 	for _, k := range Kinds {
-		dial, err := cfg.dialer(k)
+		dial, err := s.dialer(cfg, k)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -120,6 +125,7 @@ func (s *Source) join(ctx context.Context, target, source podfs.Dir, k Kind) {
 		logger.Info("Cannot join the two pods' migration sockets; their connections are relayed", "err", err.Error())
 		return
 	}
+	s.joined[k] = true
 	// Relayed before: the source connected before the move (it lost the
 	// race described above).
 	logger.Info("Joined the target pod's migration socket to the source pod's", "relayedBefore", s.relayed[k].Load())
@@ -158,9 +164,19 @@ type dialer struct {
 	dial   func(context.Context) (halfCloser, error)
 }
 
-func (cfg SourceConfig) dialer(k Kind) (dialer, error) {
+func (s *Source) dialer(cfg SourceConfig, k Kind) (dialer, error) {
 	if cfg.Local != nil {
 		return dialer{target: "this node", dial: func(ctx context.Context) (halfCloser, error) {
+			// Under joinMu, so that join cannot move the socket between
+			// this choice and the connect: once joined, the target's
+			// socket is the one at the source pod's name (a connection
+			// the proxy accepted just before the move, or one waiting in
+			// its listener's backlog).
+			s.joinMu.Lock()
+			defer s.joinMu.Unlock()
+			if s.joined[k] {
+				return cfg.Pod.Dial(ctx, path.Join(layout.MigrationDirName, k.Socket()))
+			}
 			return cfg.Local.dialPod(ctx, k)
 		}}, nil
 	}
