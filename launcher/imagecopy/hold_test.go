@@ -70,9 +70,31 @@ func readRecord(t *testing.T, path string) layout.ContainerDisk {
 
 func startHold(t *testing.T, ctx context.Context, src, record, launcher string) <-chan error {
 	t.Helper()
+	return startHoldEvery(t, ctx, src, record, launcher, 10*time.Millisecond)
+}
+
+// startHoldEvery runs Hold looking for the launcher every interval.
+func startHoldEvery(t *testing.T, ctx context.Context, src, record, launcher string, interval time.Duration) <-chan error {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Hold(ctx, []Offer{{Src: src, Record: record}}, launcher, 10*time.Millisecond) }()
+	go func() { done <- Hold(ctx, []Offer{{Src: src, Record: record}}, launcher, interval) }()
 	return done
+}
+
+// endsWithTheLauncher checks that Hold (done) runs while the fake
+// launcher cmd does, and returns nil once it was killed.
+func endsWithTheLauncher(t *testing.T, done <-chan error, cmd *exec.Cmd) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("Hold returned (%v) while the launcher runs", err)
+	default:
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := waitDone(t, done); err != nil {
+		t.Errorf("Hold after the launcher ended: %v, want nil", err)
+	}
 }
 
 func waitDone(t *testing.T, done <-chan error) error {
@@ -104,16 +126,7 @@ func TestHoldFollowsTheLauncher(t *testing.T) {
 	if err != nil || string(b) != "QFI\xfbdisk" {
 		t.Errorf("the disk through %s: %q, %v", rec.Source(), b, err)
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("Hold returned (%v) while the launcher runs", err)
-	default:
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err := waitDone(t, done); err != nil {
-		t.Errorf("Hold after the launcher ended: %v, want nil", err)
-	}
+	endsWithTheLauncher(t, done, cmd)
 }
 
 // A launcher never seen (not started yet) is waited for; the kubelet's
@@ -215,19 +228,7 @@ func TestHoldWaitsForTheLauncherToExit(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "disk.img"), []byte("disk"))
 	record := filepath.Join(dir, "record.json")
 	launcher, cmd := fakeLauncher(t)
-	done := make(chan error, 1)
-	go func() {
-		done <- Hold(t.Context(), []Offer{{Src: filepath.Join(dir, "disk.img"), Record: record}}, launcher, time.Hour)
-	}()
+	done := startHoldEvery(t, t.Context(), filepath.Join(dir, "disk.img"), record, launcher, time.Hour)
 	readRecord(t, record)
-	select {
-	case err := <-done:
-		t.Fatalf("Hold returned (%v) while the launcher runs", err)
-	default:
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err := waitDone(t, done); err != nil {
-		t.Errorf("Hold after the launcher ended: %v, want nil", err)
-	}
+	endsWithTheLauncher(t, done, cmd)
 }

@@ -182,6 +182,24 @@ func (f *fixture) start(t *testing.T, sourceID, targetID Identity, sourceNode, t
 	return src, tgt
 }
 
+// startWithinNode runs a target and a source of a migration within one
+// node (SourceConfig.Local).
+func (f *fixture) startWithinNode(t *testing.T) (*Source, *Target) {
+	t.Helper()
+	authority := newCA(t, "migration-ca")
+	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tgt.Close)
+	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, Local: tgt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	return src, tgt
+}
+
 // forwardsEveryKind checks that every kind reaches its own socket in the
 // target pod, with half-close: the client's end of stream makes the server
 // end.
@@ -412,17 +430,7 @@ func TestParsePorts(t *testing.T) {
 // through the target's TCP listeners.
 func TestForwardWithinNode(t *testing.T) {
 	f := newFixture(t)
-	authority := newCA(t, "migration-ca")
-	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-a")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tgt.Close)
-	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, Local: tgt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
+	_, tgt := f.startWithinNode(t)
 	f.forwardsEveryKind(t)
 	// Nothing went through the target's listeners: closing them now
 	// leaves a new connection working.
@@ -455,17 +463,7 @@ func TestWithinNodeJoinsQEMUSockets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	authority := newCA(t, "migration-ca")
-	tgt, err := ListenTarget(t.Context(), TargetConfig{Address: "127.0.0.1", Pod: f.target, SourceNode: "node-a", Identity: authority.identity(t, "node-a")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tgt.Close)
-	src, err := ListenSource(t.Context(), SourceConfig{Pod: f.source, Local: tgt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
+	src, _ := f.startWithinNode(t)
 	// The target's QEMU starts listening.
 	for _, k := range []Kind{QEMU, Block} {
 		if err := os.Rename(later(k), path(f.target, k)); err != nil {

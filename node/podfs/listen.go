@@ -60,14 +60,11 @@ func (d Dir) Listen(dirName, name string) (*Listener, error) {
 // mkdir returns an O_PATH descriptor of the directory dirName of d, made
 // (and handed to the launchers' uid) when missing.
 func (d Dir) mkdir(dirName string) (int, error) {
-	parent, st, err := d.openSelf()
+	parent, err := d.openSelfDir()
 	if err != nil {
 		return -1, err
 	}
 	defer unix.Close(parent)
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return -1, fmt.Errorf("%w: the pod's directory is %s", ErrWrongType, typeName(st.Mode))
-	}
 	made := false
 	switch err := unix.Mkdirat(parent, dirName, 0o700); {
 	case err == nil:
@@ -112,6 +109,20 @@ func (d Dir) openSelf() (int, *unix.Stat_t, error) {
 		return -1, nil, fmt.Errorf("stat %s: %w", d, err)
 	}
 	return fd, &st, nil
+}
+
+// openSelfDir returns an O_PATH descriptor of d itself, which must be a
+// directory.
+func (d Dir) openSelfDir() (int, error) {
+	fd, st, err := d.openSelf()
+	if err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%w: the pod's directory is %s", ErrWrongType, typeName(st.Mode))
+	}
+	return fd, nil
 }
 
 // handOver gives the file of the O_PATH descriptor fd to the launchers'

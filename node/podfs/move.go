@@ -128,14 +128,11 @@ func (d Dir) openDir(dirName string) (int, error) {
 	if err := checkName(dirName); err != nil {
 		return -1, fmt.Errorf("%s: %w", dirName, err)
 	}
-	parent, st, err := d.openSelf()
+	parent, err := d.openSelfDir()
 	if err != nil {
 		return -1, err
 	}
 	defer unix.Close(parent)
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return -1, fmt.Errorf("%w: the pod's directory is %s", ErrWrongType, typeName(st.Mode))
-	}
 	fd, err := openat2(parent, dirName, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve})
 	if err != nil {
 		return -1, fmt.Errorf("open %s: %w", dirName, err)
